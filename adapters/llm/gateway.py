@@ -1,0 +1,71 @@
+"""The one LLM gateway: structured output into pydantic models, bounded re-asks, accounting."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from engram.adapters.llm import usage
+from engram.adapters.llm.errors import LLMInvalidOutput
+from engram.adapters.llm.providers import Provider, provider_from_settings
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+def _parse(text: str, model: type[T]) -> T:
+    cleaned = _FENCE.sub("", text.strip())
+    return model.model_validate_json(cleaned)
+
+
+class LLMGateway:
+    def __init__(self, provider: Provider, max_reasks: int = 2, rate_limiter=None):
+        self.provider = provider
+        self.max_reasks = max_reasks
+        self.rate_limiter = rate_limiter
+
+    @property
+    def generates(self) -> bool:
+        """False when no model stands behind completions (offline default)."""
+        return self.provider.generates
+
+    def _call(self, messages: list[dict], response_model: str | None, subject: str | None):
+        if self.rate_limiter is not None:
+            self.rate_limiter.acquire(sum(len(str(m.get("content", ""))) for m in messages) // 4)
+        reply = self.provider.call(messages, response_model, subject)
+        usage.record(1, reply.prompt_tokens, reply.completion_tokens)
+        return reply
+
+    def structured(self, messages: list[dict], response_model: type[T], *, subject: str | None = None) -> T:
+        """Ask for JSON matching `response_model`; re-ask with the error a bounded number of times."""
+        schema = json.dumps(response_model.model_json_schema())
+        prompt = list(messages) + [
+            {"role": "system", "content": f"Answer with one JSON object matching this JSON schema:\n{schema}"}
+        ]
+        last_error = ""
+        for _attempt in range(self.max_reasks + 1):
+            reply = self._call(prompt, response_model.__name__, subject)
+            try:
+                return _parse(reply.text, response_model)
+            except (ValidationError, ValueError) as exc:
+                last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                prompt = prompt + [
+                    {"role": "assistant", "content": reply.text},
+                    {"role": "user", "content": f"That answer was invalid ({last_error}). Reply again with valid JSON only."},
+                ]
+        raise LLMInvalidOutput(
+            f"{response_model.__name__}: invalid output after {self.max_reasks + 1} attempts: {last_error}"
+        )
+
+    def complete(self, messages: list[dict]) -> str:
+        return self._call(messages, None, None).text
+
+
+def gateway_from_settings(settings) -> LLMGateway:
+    from engram.adapters.llm.ratelimit import limiter_from_settings
+
+    return LLMGateway(provider_from_settings(settings), settings.llm_max_reasks, limiter_from_settings(settings))

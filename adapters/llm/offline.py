@@ -1,0 +1,296 @@
+"""Deterministic offline extractor: what the LLM gateway answers when no provider is set.
+
+Heuristics only (no network, no model), so remember -> recall works without a key and tests
+and benchmarks are reproducible. Quality is "good enough to link names", not an LLM's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engram.models.graph import ChunkExtraction, Edge, KnowledgeGraph, Node, SummarizedContent
+from engram.pipelines.ids import normalise_name, normalise_relationship
+
+SUMMARY_CHARS = 200
+DESCRIPTION_CHARS = 100
+MAX_RELATION_WORDS = 6
+
+_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s+[^\sa-z]|\s*$)")
+_DIGIT = re.compile(r"\d")
+_OPENING = "\"'([{<\u201c\u2018*_` "
+# A capitalised word: "AT&T", "O'Neil", "U.S", "co-op"; never swallows a possessive "'s".
+_CAP_WORD = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w&\-]*(?:[.'\u2019](?!s\b)[A-Za-z][\w&\-]*)*"
+# These keep their full stop inside a name ("Dr. Jane Goodall", "Acme Inc.").
+_DOTTED = r"(?:(?:(?<=\bInc)|(?<=\bCorp)|(?<=\bLtd)|(?<=\bCo)|(?<=\bDr)|(?<=\bMr)|(?<=\bMrs)" \
+    r"|(?<=\bMs)|(?<=\bProf)|(?<=\bSt)|(?<=\bJr)|(?<=\bSr))\.)"
+# Capitalised words joined by single spaces, allowing up to two connectors inside
+# ("Bank of England", "University of the Arts"); punctuation ends a run.
+_NAME_RUN = re.compile(
+    rf"(?<![\w&]){_CAP_WORD}{_DOTTED}?"
+    rf"(?:\s(?:(?:of|de|du|da|di|van|von|der|del|la|le|the|y|&)\s){{0,2}}{_CAP_WORD}{_DOTTED}?)*"
+)
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATE = re.compile(
+    rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|"
+    rf"{_MONTH}\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|1[5-9]\d{{2}}|20\d{{2}})\b"
+)
+_EDGE_PUNCT = "\"'()[]{}<>,;:.!?\u201c\u201d\u2018\u2019*_`"
+
+# Titles never end a sentence; "Acme Corp. She ..." does, so company suffixes are not here.
+_SENTENCE_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc e.g i.e u.s u.k".split())
+_HONORIFICS = frozenset("mr mrs ms dr prof sir dame".split())
+_CONNECTORS = frozenset("of de du da di van von der del la le the & y".split())
+_SENTENCE_STOP = frozenset(
+    """the a an in it its this that these those he she they we i you on at for but and or if
+    when while after before as by from with our his her their there here today yesterday
+    tomorrow however meanwhile also then so yet since during although though because once
+    what who which where why how all some many most each every no not my your us them
+    hers later earlier now soon still thus hence instead finally eventually recently
+    previously currently initially additionally furthermore moreover nevertheless overall
+    yes please according despite unlike like""".split()
+)
+_ROLES = frozenset(
+    """ceo cto cfo coo cio chairman chairwoman chair president vice director founder cofounder
+    co-founder head minister secretary chief manager professor senator governor mayor king
+    queen prince princess""".split()
+)
+_FIRST_NAMES = frozenset(
+    """alice bob carol dave david eve frank grace heidi ivan judy mallory oscar peggy trent
+    victor walter john jane mary james robert michael william richard joseph thomas charles
+    daniel matthew anthony mark paul steven andrew joshua kevin brian george edward ronald
+    timothy jason jeffrey ryan jacob gary nicholas eric jonathan stephen larry justin scott
+    brandon benjamin samuel gregory patrick jack dennis jerry tyler aaron henry peter adam
+    nathan zach elon bill steve tim satya sundar jeff sam linda barbara elizabeth susan
+    jessica sarah karen nancy lisa betty margaret sandra ashley kimberly emily donna michelle
+    dorothy carol amanda melissa deborah stephanie rebecca laura sharon cynthia kathleen amy
+    angela anna emma olivia sophia maria marie ada alan grace marie albert isaac charlotte
+    hannah julia lucy chloe mia noah liam lucas leo hugo anne claire sophie""".split()
+)
+_PERSON_VERBS = frozenset(
+    """said says say told wrote writes founded co-founded cofounded joined became leads led
+    married born died resigned retired argued explained thinks believes announced tweeted""".split()
+)
+_ORG_SUFFIXES = frozenset(
+    """inc inc. corp corp. corporation ltd ltd. llc plc gmbh ag sa co co. company university
+    bank group institute foundation agency association council ministry department labs
+    systems technologies partners holdings capital bureau committee party college school
+    hospital airlines motors industries enterprises ventures studios games software""".split()
+)
+# Legal-form suffixes: "Acme Corp" and a later "Acme" are the same node.
+_LEGAL_SUFFIXES = frozenset("inc corp corporation ltd llc plc gmbh ag sa co company".split())
+_ORG_VERBS = frozenset("acquired launched released shipped hired merged raised sued".split())
+_ORG_PREFIXES = frozenset("bank university ministry department institute college".split())
+_ORG_HINTS = frozenset(
+    """company firm startup start-up corporation business organisation organization agency
+    maker manufacturer retailer lab nonprofit""".split()
+)
+_PLACE_SUFFIXES = frozenset(
+    """city river street county island islands mountain mountains lake valley bay state
+    province park road avenue ocean sea desert""".split()
+)
+_PLACE_PREPOSITIONS = frozenset("in near".split())
+_PREPOSITIONS = frozenset("in on at of for with by from to into onto over under near".split())
+_RELATION_STOP = frozenset(
+    """is are was were be been being am has have had do does did the a an its their his her
+    also now currently then still already recently and or but who which that this these
+    those it they he she as well just very""".split()
+)
+
+
+@dataclass
+class _Mention:
+    name: str
+    type: str
+    start: int
+    end: int
+
+
+def offline_chunk_extraction(text: str) -> ChunkExtraction:
+    return ChunkExtraction(graph=offline_graph(text), summary=offline_summary(text))
+
+
+def offline_summary(text: str) -> SummarizedContent:
+    flat = " ".join(text.split())
+    summary = ""
+    for sentence in _sentences(flat):
+        candidate = f"{summary} {sentence}".strip()
+        if summary and len(candidate) > SUMMARY_CHARS:
+            break
+        summary = candidate
+    return SummarizedContent(
+        summary=_truncate(summary, SUMMARY_CHARS), description=_truncate(flat, DESCRIPTION_CHARS)
+    )
+
+
+def offline_graph(text: str) -> KnowledgeGraph:
+    nodes: dict[str, Node] = {}  # normalised name (or legal-form alias) -> node
+    ordered: list[Node] = []
+    edges: dict[tuple[str, str, str], Edge] = {}
+    for sentence in _sentences(" ".join(text.split())):
+        mentions = _mentions(sentence)
+        resolved = [_node_for(nodes, ordered, mention, sentence) for mention in mentions]
+        if len(mentions) < 2:
+            continue
+        # "She founded Acme in 1999": the verb before the first mention dates the later edge.
+        previous = _relationship(sentence[: mentions[0].start], "")
+        previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
+        for i in range(len(mentions) - 1):
+            source, target = resolved[i], resolved[i + 1]
+            if source.id == target.id:
+                continue
+            between = sentence[mentions[i].end : mentions[i + 1].start]
+            relationship = _relationship(between, previous if target.type == "date" else "")
+            if relationship != "related_to":
+                previous = relationship
+            key = (source.id, target.id, relationship)
+            if key not in edges:
+                edges[key] = Edge.model_construct(
+                    source_node_id=source.id,
+                    target_node_id=target.id,
+                    relationship_name=relationship,
+                    description=sentence,
+                )
+    return KnowledgeGraph(nodes=ordered, edges=list(edges.values()))
+
+
+def _node_for(
+    nodes: dict[str, Node], ordered: list[Node], mention: _Mention, sentence: str
+) -> Node:
+    key = normalise_name(mention.name)
+    tokens = key.split("_")
+    # "Acme Corp" and "Acme" name one organization, whichever comes first.
+    legal = len(tokens) > 1 and tokens[-1].rstrip(".") in _LEGAL_SUFFIXES
+    base = "_".join(tokens[:-1]) if legal else ""
+    node = nodes.get(key) or (nodes.get(base) if base else None)
+    if node is None:
+        # model_construct: fields are built here, validation would only cost time.
+        node = Node.model_construct(
+            id=f"n{len(ordered) + 1}",
+            name=mention.name,
+            type=mention.type,
+            description=_truncate(sentence, DESCRIPTION_CHARS),
+        )
+        ordered.append(node)
+    elif node.type == "concept" and mention.type != "concept":
+        node.type = mention.type  # a later, clearer mention sharpens the guess
+    nodes.setdefault(key, node)
+    if base:
+        nodes.setdefault(base, node)
+        if node.type == "concept":
+            node.type = "organization"
+    return node
+
+
+def _sentences(text: str) -> list[str]:
+    out, pos = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        words = text[pos : match.start()].split()
+        if words and words[-1].lstrip("(\"'").lower() in _SENTENCE_ABBREVIATIONS:
+            continue
+        out.append(text[pos : match.end()].strip())
+        pos = match.end()
+    out.append(text[pos:].strip())
+    return [s for s in out if s]
+
+
+def _mentions(sentence: str) -> list[_Mention]:
+    """Dates first, then capitalised word runs outside them, in order of appearance."""
+    found: list[_Mention] = []
+    taken: list[tuple[int, int]] = []
+    if _DIGIT.search(sentence):
+        for match in _DATE.finditer(sentence):
+            found.append(_Mention(match.group(0), "date", match.start(), match.end()))
+            taken.append(match.span())
+    for match in _NAME_RUN.finditer(sentence):
+        start, end = match.span()
+        if taken and any(a < end and start < b for a, b in taken):
+            continue  # "March" of "March 3, 2021" is part of the date
+        mention = _trim_run(sentence, start, end)
+        if mention:
+            found.append(mention)
+    if taken:
+        found.sort(key=lambda m: m.start)
+    return found
+
+
+def _trim_run(sentence: str, start: int, end: int) -> _Mention | None:
+    """Drop sentence-initial stop words, honorifics and role titles ("CEO of Acme" -> "Acme")."""
+    words = sentence[start:end].split(" ")  # offline_graph leaves single spaces only
+    lowered = [w.rstrip(".").lower() for w in words]
+    at_start = not sentence[:start].strip(_OPENING)
+    honorific = False
+    drop = 0
+    while drop < len(words):
+        low = lowered[drop]
+        if (at_start and low in _SENTENCE_STOP) or low in _ROLES or low in _CONNECTORS \
+                or low == "i":
+            pass
+        elif low in _HONORIFICS:
+            honorific = True
+        else:
+            break
+        drop += 1
+        at_start = False
+    keep = len(words)
+    while keep > drop and lowered[keep - 1] in _CONNECTORS:
+        keep -= 1
+    if keep <= drop:
+        return None
+    start += sum(len(w) + 1 for w in words[:drop])
+    end -= sum(len(w) + 1 for w in words[keep:])
+    name = sentence[start:end].rstrip(".")
+    kind = _guess_type(sentence, name, lowered[drop:keep], start, end, honorific)
+    return _Mention(name, kind, start, end)
+
+
+def _guess_type(
+    sentence: str, name: str, tokens: list[str], start: int, end: int, hon: bool
+) -> str:
+    if hon or (tokens[0] in _FIRST_NAMES and len(tokens) <= 3):
+        return "person"
+    after = [w.strip(_EDGE_PUNCT).lower() for w in sentence[end : end + 40].split(" ", 4)[:4]]
+    after = [w for w in after if w][:3]
+    if after and after[0] in _PERSON_VERBS:
+        return "person"
+    window = sentence[max(0, start - 30) : start].split()[-2:]
+    before = [w.strip(_EDGE_PUNCT).lower() for w in window]
+    before = [w for w in before if w]
+    if tokens[-1] in _ORG_SUFFIXES or tokens[0] in _ORG_PREFIXES \
+            or (len(name) >= 2 and name.replace("&", "").isalpha() and name.isupper()) \
+            or (after and after[0] in _ORG_VERBS) \
+            or not _ORG_HINTS.isdisjoint(after) or not _ORG_HINTS.isdisjoint(before):
+        return "organization"
+    if tokens[-1] in _PLACE_SUFFIXES or (before and before[-1] in _PLACE_PREPOSITIONS):
+        return "place"
+    return "concept"
+
+
+def _relationship(between: str, previous: str) -> str:
+    """Verb phrase between two mentions, minus auxiliaries/articles: "is the CEO of" -> ceo_of.
+
+    previous is the sentence's last real relationship, given only when the target is a date.
+    """
+    if between.startswith(("'s", "\u2019s")):
+        between = between[2:]  # the possessive of the left mention, not a relation word
+    words = [w.strip(_EDGE_PUNCT).lower() for w in between.split()]
+    words = [w for w in words if w and w not in _RELATION_STOP and any(c.isalnum() for c in w)]
+    if not words or len(words) > MAX_RELATION_WORDS:
+        return "related_to"
+    if all(w in _PREPOSITIONS for w in words):
+        # "Alice founded Acme in 1999": the date edge reads "founded_in", not a bare "in".
+        verb = [w for w in previous.split("_") if w and w not in _PREPOSITIONS]
+        if verb and len(verb) + len(words) <= MAX_RELATION_WORDS:
+            return normalise_relationship(" ".join(verb + words))
+        return "related_to"
+    return normalise_relationship(" ".join(words))
+
+
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut if cut else text[:limit]

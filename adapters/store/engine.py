@@ -1,0 +1,72 @@
+"""One pooled engine per process, created lazily after fork and never shared across one."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from sqlalchemy import Engine, create_engine, text
+
+from engram.adapters.services import resolve
+from engram.settings import Settings, get_settings
+
+_lock = threading.Lock()
+_engine: Engine | None = None
+_engine_pid: int | None = None
+
+
+class SchemaMismatch(RuntimeError):
+    """The database schema does not fit this configuration (dimension, migrations)."""
+
+
+def get_engine(settings: Settings | None = None) -> Engine:
+    global _engine, _engine_pid
+    pid = os.getpid()
+    if _engine is not None and _engine_pid == pid:
+        return _engine
+    with _lock:
+        if _engine is None or _engine_pid != pid:
+            if _engine is not None:
+                # Inherited from the parent through fork: drop its sockets without closing them.
+                _engine.dispose(close=False)
+            settings = settings or get_settings()
+            _engine = create_engine(
+                resolve(settings).database_url,
+                pool_size=5,
+                max_overflow=5,
+                pool_pre_ping=True,
+                pool_recycle=1800,
+            )
+            _engine_pid = pid
+    return _engine
+
+
+def dispose_engine() -> None:
+    """Forget the engine (after a fork, or when the settings change)."""
+    global _engine, _engine_pid
+    with _lock:
+        if _engine is not None:
+            _engine.dispose(close=_engine_pid == os.getpid())
+        _engine = None
+        _engine_pid = None
+
+
+def schema_dimension(engine: Engine) -> int | None:
+    with engine.connect() as conn:
+        exists = conn.execute(text("SELECT to_regclass('engram_meta')")).scalar()
+        if not exists:
+            return None
+        value = conn.execute(text("SELECT value FROM engram_meta WHERE key = 'embedding_dimension'")).scalar()
+        return int(value) if value is not None else None
+
+
+def check_dimension(engine: Engine, configured: int) -> None:
+    """Fail at start-up, not at the first insert, when the embedder and schema disagree."""
+    found = schema_dimension(engine)
+    if found is None:
+        raise SchemaMismatch("the database has no Engram schema (fix: engram db upgrade)")
+    if found != configured:
+        raise SchemaMismatch(
+            f"embedding dimension mismatch: schema has vector({found}) but ENGRAM_EMBEDDING_DIMENSION="
+            f"{configured} (fix: set ENGRAM_EMBEDDING_DIMENSION={found} or use a fresh database)"
+        )

@@ -1,0 +1,262 @@
+"""Writes of memory: data items, documents, chunks, entities, edges, summaries; and forget."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert
+
+from engram.models.tables import (
+    chunks,
+    data_items,
+    documents,
+    edges,
+    entities,
+    entity_types,
+    summaries,
+)
+from engram.pipelines import ids
+
+Vectors = dict[uuid.UUID, list[float]]
+
+
+class GraphRepository:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    # ------------------------------------------------------------ data items
+
+    def add_item(
+        self,
+        dataset: uuid.UUID,
+        digest: str,
+        content: str,
+        *,
+        name: str | None,
+        mime: str | None,
+        source: str | None,
+        node_sets: Sequence[str] = (),
+        importance: float = 0.5,
+    ) -> tuple[uuid.UUID, bool]:
+        """Store raw content once per (dataset, hash). Returns (item id, created?)."""
+        item = ids.data_item_id(dataset, digest)
+        created = self.conn.execute(
+            insert(data_items)
+            .values(
+                id=item,
+                dataset_id=dataset,
+                content_hash=digest,
+                content=content,
+                name=name,
+                mime=mime,
+                source=source,
+                node_sets=list(node_sets),
+                importance=importance,
+            )
+            .on_conflict_do_nothing()
+            .returning(data_items.c.id)
+        ).first()
+        return item, created is not None
+
+    def item(self, item: uuid.UUID) -> dict | None:
+        row = self.conn.execute(select(data_items).where(data_items.c.id == item)).mappings().first()
+        return dict(row) if row else None
+
+    def item_exists(self, item: uuid.UUID) -> bool:
+        return self.conn.execute(select(data_items.c.id).where(data_items.c.id == item)).first() is not None
+
+    # ------------------------------------------------------------ the one-transaction load
+
+    def load_document(
+        self,
+        *,
+        dataset: uuid.UUID,
+        item: uuid.UUID,
+        document: uuid.UUID,
+        doc_type: str,
+        title: str | None,
+        chunk_rows: Sequence[dict[str, Any]],
+        draft: Any,
+        vectors: Vectors,
+    ) -> dict[str, int]:
+        """Write a document's chunks, summaries, entities, types and edges (caller's transaction)."""
+        self.conn.execute(
+            insert(documents)
+            .values(id=document, data_item_id=item, dataset_id=dataset, doc_type=doc_type, title=title)
+            .on_conflict_do_update(index_elements=[documents.c.id], set_={"doc_type": doc_type, "title": title})
+        )
+        if chunk_rows:
+            stmt = insert(chunks).values(
+                [
+                    {
+                        "id": c["id"],
+                        "document_id": document,
+                        "dataset_id": dataset,
+                        "chunk_index": c["index"],
+                        "text": c["text"],
+                        "token_count": c["token_count"],
+                        "cut_type": c["cut_type"],
+                        "embedding": vectors.get(c["id"]),
+                        "importance": c.get("importance", 0.5),
+                    }
+                    for c in chunk_rows
+                ]
+            )
+            self.conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[chunks.c.id],
+                    set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding,
+                          "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type},
+                )
+            )
+        if draft.entity_types:
+            stmt = insert(entity_types).values(
+                [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
+                  "embedding": vectors.get(t.id)} for t in draft.entity_types]
+            )
+            self.conn.execute(stmt.on_conflict_do_nothing())
+        if draft.entities:
+            stmt = insert(entities).values(
+                [
+                    {
+                        "id": e.id,
+                        "dataset_id": dataset,
+                        "name": ids.normalise_name(e.name),
+                        "display_name": e.name,
+                        "type_id": e.type_id,
+                        "description": e.description or "",
+                        "embedding": vectors.get(e.id),
+                    }
+                    for e in draft.entities
+                ]
+            )
+            # The same entity from another document is one node: keep the first description.
+            self.conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[entities.c.id],
+                    set_={
+                        "description": func.coalesce(func.nullif(entities.c.description, ""), stmt.excluded.description),
+                        "embedding": func.coalesce(entities.c.embedding, stmt.excluded.embedding),
+                    },
+                )
+            )
+        if draft.edges:
+            stmt = insert(edges).values(
+                [
+                    {
+                        "id": e.id,
+                        "dataset_id": dataset,
+                        "source_id": e.source_id,
+                        "target_id": e.target_id,
+                        "relationship": e.relationship,
+                        "properties": e.properties or {},
+                        "edge_text": e.edge_text,
+                        "embedding": vectors.get(e.id),
+                        "provenance": list(e.provenance),
+                    }
+                    for e in draft.edges
+                ]
+            )
+            # An existing identity is updated, never duplicated: provenance grows, text refreshes.
+            self.conn.execute(
+                stmt.on_conflict_do_update(
+                    constraint="uq_edges_identity",
+                    set_={
+                        "provenance": text(
+                            "ARRAY(SELECT DISTINCT unnest(edges.provenance || excluded.provenance))"
+                        ),
+                        "edge_text": stmt.excluded.edge_text,
+                        "embedding": stmt.excluded.embedding,
+                        "properties": edges.c.properties.op("||")(stmt.excluded.properties),
+                        "updated_at": func.now(),
+                    },
+                )
+            )
+        if draft.summaries:
+            stmt = insert(summaries).values(
+                [{"id": s.id, "chunk_id": s.chunk_id, "dataset_id": dataset, "text": s.text,
+                  "embedding": vectors.get(s.id)} for s in draft.summaries]
+            )
+            self.conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[summaries.c.id],
+                    set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding},
+                )
+            )
+        return {
+            "chunks": len(chunk_rows),
+            "entities": len(draft.entities),
+            "entity_types": len(draft.entity_types),
+            "edges": len(draft.edges),
+            "summaries": len(draft.summaries),
+        }
+
+    # ------------------------------------------------------------ forget
+
+    def forget_items(self, item_ids: Sequence[uuid.UUID]) -> dict[str, int]:
+        """Delete items' chunks and summaries, their provenance on edges, and orphaned graph.
+
+        Edges keep provenance from other documents; entities stay while any edge still has
+        provenance to them. Nothing else is touched.
+        """
+        if not item_ids:
+            return {"items": 0, "chunks": 0, "edges": 0, "entities": 0}
+        chunk_ids = list(
+            self.conn.execute(
+                select(chunks.c.id)
+                .join(documents, documents.c.id == chunks.c.document_id)
+                .where(documents.c.data_item_id.in_(item_ids))
+            ).scalars()
+        )
+        datasets_touched = list(
+            self.conn.execute(select(data_items.c.dataset_id).where(data_items.c.id.in_(item_ids)).distinct()).scalars()
+        )
+        removed_edges = 0
+        if chunk_ids:
+            self.conn.execute(
+                text(
+                    "UPDATE edges SET provenance = ARRAY(SELECT unnest(provenance) EXCEPT SELECT unnest(CAST(:c AS uuid[])))"
+                    " WHERE provenance && CAST(:c AS uuid[])"
+                ),
+                {"c": chunk_ids},
+            )
+            removed_edges += self.conn.execute(
+                delete(edges).where(edges.c.source_id.in_(chunk_ids) | edges.c.target_id.in_(chunk_ids))
+            ).rowcount
+        removed_edges += self.conn.execute(
+            delete(edges).where(edges.c.dataset_id.in_(datasets_touched), func.cardinality(edges.c.provenance) == 0)
+        ).rowcount
+        n_chunks = self.conn.execute(delete(chunks).where(chunks.c.id.in_(chunk_ids))).rowcount if chunk_ids else 0
+        n_items = self.conn.execute(delete(data_items).where(data_items.c.id.in_(item_ids))).rowcount
+        # Entities that no remaining edge touches had provenance only from the forgotten items.
+        n_entities = self.conn.execute(
+            text(
+                "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
+                " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
+            ),
+            {"d": datasets_touched},
+        ).rowcount
+        return {"items": n_items, "chunks": n_chunks, "edges": removed_edges, "entities": n_entities}
+
+    def items_of_dataset(self, dataset: uuid.UUID) -> list[uuid.UUID]:
+        return list(self.conn.execute(select(data_items.c.id).where(data_items.c.dataset_id == dataset)).scalars())
+
+    def counts(self, dataset: uuid.UUID | None = None) -> dict[str, int]:
+        out = {}
+        for name, table in (("data_items", data_items), ("documents", documents), ("chunks", chunks),
+                            ("entities", entities), ("entity_types", entity_types), ("edges", edges),
+                            ("summaries", summaries)):
+            query = select(func.count()).select_from(table)
+            if dataset is not None:
+                query = query.where(table.c.dataset_id == dataset)
+            out[name] = self.conn.execute(query).scalar_one()
+        return out
+
+    def mark_superseded(self, rows: Sequence[dict]) -> int:
+        n = 0
+        for row in rows:
+            n += self.conn.execute(update(edges).where(edges.c.id == row["id"]).values(**row["values"])).rowcount
+        return n

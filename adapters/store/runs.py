@@ -1,0 +1,197 @@
+"""Pipeline runs and their stages: status, attempts, errors, timings, usage, stage outputs."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import Connection, func, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from engram.models.tables import pipeline_runs, stage_runs
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class RunRepository:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def create(
+        self,
+        run_id: uuid.UUID,
+        pipeline: str,
+        stages: list[str],
+        dataset: uuid.UUID | None,
+        data_item: uuid.UUID | None = None,
+        params: dict | None = None,
+    ) -> None:
+        self.conn.execute(
+            insert(pipeline_runs).values(
+                id=run_id,
+                pipeline=pipeline,
+                dataset_id=dataset,
+                data_item_id=data_item,
+                status="pending",
+                params=params or {},
+            )
+        )
+        self.conn.execute(
+            insert(stage_runs),
+            [{"run_id": run_id, "stage": s, "position": i, "status": "pending"} for i, s in enumerate(stages)],
+        )
+
+    def get(self, run_id: uuid.UUID) -> dict | None:
+        row = self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).mappings().first()
+        return dict(row) if row else None
+
+    def lock(self, run_id: uuid.UUID) -> dict | None:
+        """The run row, locked for this transaction (serialises a run's state changes)."""
+        row = (
+            self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id).with_for_update())
+            .mappings()
+            .first()
+        )
+        return dict(row) if row else None
+
+    def stages(self, run_id: uuid.UUID) -> list[dict]:
+        rows = self.conn.execute(
+            select(stage_runs).where(stage_runs.c.run_id == run_id).order_by(stage_runs.c.position)
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def stage(self, run_id: uuid.UUID, stage: str) -> dict | None:
+        row = (
+            self.conn.execute(select(stage_runs).where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage))
+            .mappings()
+            .first()
+        )
+        return dict(row) if row else None
+
+    def stage_output(self, run_id: uuid.UUID, stage: str) -> Any:
+        return self.conn.execute(
+            select(stage_runs.c.output).where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)
+        ).scalar()
+
+    def start_stage(self, run_id: uuid.UUID, stage: str) -> None:
+        now = _now()
+        self.conn.execute(
+            update(stage_runs)
+            .where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)
+            .values(status="running", attempts=stage_runs.c.attempts + 1, started_at=now, error=None)
+        )
+        self.conn.execute(
+            update(pipeline_runs)
+            .where(pipeline_runs.c.id == run_id)
+            .values(
+                status="running",
+                heartbeat_at=now,
+                started_at=func.coalesce(pipeline_runs.c.started_at, now),
+                error=None,
+            )
+        )
+
+    def finish_stage(
+        self,
+        run_id: uuid.UUID,
+        stage: str,
+        status: str,
+        *,
+        output: Any = None,
+        error: str | None = None,
+        reason: str | None = None,
+        usage: dict | None = None,
+    ) -> None:
+        usage = usage or {}
+        self.conn.execute(
+            update(stage_runs)
+            .where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)
+            .values(
+                status=status,
+                output=output,
+                error=error,
+                reason=reason,
+                finished_at=_now(),
+                llm_calls=stage_runs.c.llm_calls + usage.get("calls", 0),
+                prompt_tokens=stage_runs.c.prompt_tokens + usage.get("prompt_tokens", 0),
+                completion_tokens=stage_runs.c.completion_tokens + usage.get("completion_tokens", 0),
+            )
+        )
+        tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        self.conn.execute(
+            update(pipeline_runs)
+            .where(pipeline_runs.c.id == run_id)
+            .values(
+                heartbeat_at=_now(),
+                llm_calls=pipeline_runs.c.llm_calls + usage.get("calls", 0),
+                tokens=pipeline_runs.c.tokens + tokens,
+            )
+        )
+
+    def finish_run(self, run_id: uuid.UUID, status: str, error: str | None = None) -> None:
+        self.conn.execute(
+            update(pipeline_runs)
+            .where(pipeline_runs.c.id == run_id)
+            .values(status=status, error=error, finished_at=_now())
+        )
+
+    def reopen(self, run_id: uuid.UUID) -> list[str]:
+        """Mark a run for another attempt; returns the stages still to do (completed ones stay)."""
+        self.conn.execute(
+            update(stage_runs)
+            .where(stage_runs.c.run_id == run_id, stage_runs.c.status.in_(["failed", "running"]))
+            .values(status="pending")
+        )
+        self.conn.execute(
+            update(pipeline_runs)
+            .where(pipeline_runs.c.id == run_id)
+            .values(status="pending", error=None, finished_at=None, heartbeat_at=_now(),
+                    attempts=pipeline_runs.c.attempts + 1)
+        )
+        return [s["stage"] for s in self.stages(run_id) if s["status"] == "pending"]
+
+    def heartbeat(self, run_id: uuid.UUID) -> None:
+        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(heartbeat_at=_now()))
+
+    def stale(self, older_than_seconds: int) -> list[dict]:
+        """Open runs nobody has touched for a while: their worker most likely died."""
+        cutoff = _now() - timedelta(seconds=older_than_seconds)
+        rows = self.conn.execute(
+            select(pipeline_runs)
+            .where(
+                pipeline_runs.c.status.in_(["pending", "running"]),
+                func.coalesce(pipeline_runs.c.heartbeat_at, pipeline_runs.c.created_at) < cutoff,
+            )
+            .with_for_update(skip_locked=True)
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    @staticmethod
+    def stale_since(run: dict, seconds: int) -> bool:
+        seen = run["heartbeat_at"] or run["created_at"]
+        return seen < _now() - timedelta(seconds=seconds)
+
+    def for_dataset(self, dataset: uuid.UUID, limit: int = 100) -> list[dict]:
+        rows = self.conn.execute(
+            select(pipeline_runs)
+            .where(pipeline_runs.c.dataset_id == dataset)
+            .order_by(pipeline_runs.c.created_at.desc())
+            .limit(limit)
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def latest_for_item(self, data_item: uuid.UUID) -> dict | None:
+        row = (
+            self.conn.execute(
+                select(pipeline_runs)
+                .where(pipeline_runs.c.data_item_id == data_item)
+                .order_by(pipeline_runs.c.created_at.desc())
+                .limit(1)
+            )
+            .mappings()
+            .first()
+        )
+        return dict(row) if row else None

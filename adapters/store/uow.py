@@ -1,0 +1,39 @@
+"""Unit of work: one transaction; repositories hang off it so a stage commits all or nothing."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from sqlalchemy import Connection, Engine
+
+from engram.adapters.store.access import AccessRepository
+from engram.adapters.store.engine import get_engine
+from engram.adapters.store.graph import GraphRepository
+from engram.adapters.store.runs import RunRepository
+from engram.adapters.store.search import SearchRepository
+
+
+class UnitOfWork:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.access = AccessRepository(conn)
+        self.runs = RunRepository(conn)
+        self.graph = GraphRepository(conn)
+        self.search = SearchRepository(conn)
+
+
+class Store:
+    """The one gateway to Postgres."""
+
+    def __init__(self, engine: Engine | None = None):
+        self._engine = engine
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine or get_engine()
+
+    @contextlib.contextmanager
+    def unit_of_work(self) -> Iterator[UnitOfWork]:
+        with self.engine.begin() as conn:
+            yield UnitOfWork(conn)

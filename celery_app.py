@@ -1,0 +1,82 @@
+"""The Celery app: Redis broker and results, a queue per domain, explicit routes, JSON only."""
+
+from __future__ import annotations
+
+from celery import Celery
+from celery.signals import worker_process_init
+from kombu import Queue
+
+from engram.adapters.services import resolve
+from engram.settings import get_settings
+
+TASK_MODULES = [
+    "engram.tasks.cognify",
+    "engram.tasks.recall",
+    "engram.tasks.maintenance",
+]
+
+
+def _routes(s) -> dict:
+    return {
+        "engram.remember": {"queue": s.queue_ingest},
+        "engram.cognify": {"queue": s.queue_ingest},
+        "engram.forget": {"queue": s.queue_ingest},
+        "engram.status": {"queue": s.queue_ingest},
+        "engram.cognify.classify": {"queue": s.queue_ingest},
+        "engram.cognify.chunk": {"queue": s.queue_ingest},
+        "engram.cognify.extract_graph_and_summarize": {"queue": s.queue_llm},
+        "engram.cognify.embed_and_load": {"queue": s.queue_embed},
+        "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
+        "engram.recall": {"queue": s.queue_recall},
+        "engram.maintenance.*": {"queue": s.queue_maintenance},
+    }
+
+
+def create_app() -> Celery:
+    s = get_settings()
+    urls = resolve(s)
+    app = Celery("engram", broker=urls.redis_url, backend=urls.redis_url, include=TASK_MODULES)
+    app.conf.update(
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        result_accept_content=["json"],
+        task_queues=[Queue(name) for name in s.queues],
+        task_default_queue=s.queue_ingest,
+        task_routes=_routes(s),
+        # Stages are idempotent (deterministic ids + upserts): a redelivery is harmless,
+        # while a message lost with a killed worker would lose accepted work.
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        broker_transport_options={"visibility_timeout": s.visibility_timeout},
+        result_backend_transport_options={"visibility_timeout": s.visibility_timeout},
+        task_time_limit=s.longest_task_seconds,
+        task_soft_time_limit=s.longest_task_seconds - 30,
+        result_expires=7 * 24 * 3600,
+        result_extended=True,
+        task_track_started=True,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        broker_connection_retry_on_startup=True,
+        worker_hijack_root_logger=False,
+        timezone="UTC",
+        enable_utc=True,
+    )
+    from engram.beat_schedule import beat_schedule
+
+    app.conf.beat_schedule = beat_schedule(s)
+    return app
+
+
+app = create_app()
+
+
+@worker_process_init.connect
+def _fresh_connections_after_fork(**_kwargs) -> None:
+    # Pooled connections must never be shared across a fork.
+    from engram.adapters.redis_client import reset_redis
+    from engram.adapters.store.engine import dispose_engine
+
+    dispose_engine()
+    reset_redis()

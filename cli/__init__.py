@@ -1,0 +1,248 @@
+"""The `engram` command: thin — parse, call the client or an adapter, render with rich."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+warnings.filterwarnings("ignore", module="platformdirs")
+
+app = typer.Typer(help="Engram: memory-processing backend for AI agents.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
+services_app = typer.Typer(help="The embedded Postgres and Redis of the default set-up.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+app.add_typer(services_app, name="services")
+console = Console()
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(1)
+
+
+def prepare_services(migrate: bool = True):
+    """Resolve (or start) the services and export their URLs for child processes."""
+    from engram.adapters.services import ServiceError, resolve
+    from engram.adapters.store import migrate as migrations
+    from engram.settings import get_settings
+
+    settings = get_settings()
+    try:
+        urls = resolve(settings)
+    except ServiceError as exc:
+        _fail(str(exc))
+    if migrate and urls.embedded_postgres:
+        migrations.upgrade(urls.database_url)  # the embedded default migrates itself on start
+    os.environ["ENGRAM_DATABASE_URL"] = urls.database_url
+    os.environ["ENGRAM_REDIS_URL"] = urls.redis_url
+    return urls
+
+
+# ------------------------------------------------------------------ operations
+
+
+@app.command()
+def doctor() -> None:
+    """Check Postgres, pgvector, Redis, migrations, embedder and LLM config."""
+    from engram.cli.doctor import run_checks
+
+    ok = True
+    table = Table("component", "status", "detail")
+    for check in run_checks():
+        ok &= check.ok
+        status = "[green]ok[/green]" if check.ok else "[red]FAIL[/red]"
+        detail = check.detail if check.ok else f"{check.detail}\n[yellow]fix:[/yellow] {check.fix}"
+        table.add_row(check.name, status, detail)
+    console.print(table)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def worker(
+    ctx: typer.Context,
+    concurrency: int = typer.Option(2, help="worker processes"),
+    queues: str = typer.Option("", help="comma-separated queues (default: all)"),
+    loglevel: str = typer.Option("info"),
+) -> None:
+    """Start a Celery worker (extra arguments go to celery)."""
+    prepare_services()
+    from engram.adapters.store.engine import check_dimension, get_engine
+    from engram.celery_app import app as celery_app
+    from engram.settings import get_settings
+
+    settings = get_settings()
+    check_dimension(get_engine(), settings.embedding_dimension)
+    argv = ["worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}", "-E",
+            f"--queues={queues or ','.join(settings.queues)}", *ctx.args]
+    celery_app.worker_main(argv)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def beat(ctx: typer.Context, loglevel: str = typer.Option("info")) -> None:
+    """Start celery beat (the periodic maintenance schedule)."""
+    prepare_services()
+    from engram.celery_app import app as celery_app
+    from engram.settings import get_settings
+
+    schedule = get_settings().state_dir / "celerybeat-schedule"
+    celery_app.start(["beat", f"--loglevel={loglevel}", f"--schedule={schedule}", *ctx.args])
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def flower(ctx: typer.Context, port: int = typer.Option(5555)) -> None:
+    """Start Flower. Set FLOWER_BASIC_AUTH=user:password (or FLOWER_UNAUTHENTICATED_API=true)."""
+    prepare_services(migrate=False)
+    from engram.celery_app import app as celery_app
+
+    celery_app.start(["flower", f"--port={port}", *ctx.args])
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head")) -> None:
+    """Apply migrations up to REVISION (default head)."""
+    urls = prepare_services(migrate=False)
+    from engram.adapters.store import migrate as migrations
+
+    migrations.upgrade(urls.database_url, revision)
+    console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
+
+
+@db_app.command("downgrade")
+def db_downgrade(revision: str = typer.Argument(..., help="target revision, e.g. base")) -> None:
+    """Revert migrations down to REVISION."""
+    urls = prepare_services(migrate=False)
+    from engram.adapters.store import migrate as migrations
+
+    migrations.downgrade(urls.database_url, revision)
+    console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
+
+
+@services_app.command("start")
+def services_start() -> None:
+    """Start the embedded servers (only those without a configured URL)."""
+    urls = prepare_services()
+    console.print_json(json.dumps({"database_url": urls.database_url, "redis_url": urls.redis_url}))
+
+
+@services_app.command("stop")
+def services_stop() -> None:
+    """Stop the embedded servers started from the state directory."""
+    from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
+    from engram.settings import get_settings
+
+    s = get_settings()
+    console.print(f"postgres stopped: {stop_embedded_postgres(s)}; redis stopped: {stop_embedded_redis(s)}")
+
+
+# ------------------------------------------------------------------ memory
+
+
+@app.command()
+def remember(
+    target: str = typer.Argument(..., help="a file, a directory, or literal text"),
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    wait: bool = typer.Option(False, "--wait", help="block until every run finishes"),
+) -> None:
+    """Remember a file, directory or text; with --wait, show per-stage progress."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    client = EngramClient()
+    path = Path(target)
+    try:
+        handle = client.remember(None if path.exists() else target, dataset=dataset, user=user,
+                                 paths=[path] if path.exists() else [])
+    except EngramError as exc:
+        _fail(str(exc))
+    console.print(f"accepted {len(handle.runs)} item(s) into dataset [bold]{dataset}[/bold]")
+    if not wait:
+        for run in handle.runs:
+            console.print(f"  run {run.run_id}  {run.name or ''}{'  (duplicate)' if run.duplicate else ''}")
+        return
+    from engram.cli.progress import follow_runs
+
+    statuses = follow_runs(console, handle.runs)
+    failed = [s for s in statuses if s.status == "failed"]
+    for s in failed:
+        console.print(f"[red]run {s.run_id} failed:[/red] {s.error}")
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def status(
+    run_id: str = typer.Argument(None),
+    dataset: str = typer.Option(None, "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Per-stage progress of a run, or of a dataset's runs."""
+    prepare_services()
+    import uuid
+
+    from engram.tasks.client import EngramClient, EngramError
+
+    client = EngramClient()
+    try:
+        runs = [client.run_status(uuid.UUID(run_id))] if run_id else client.dataset_status(dataset, user)
+    except (EngramError, ValueError) as exc:
+        _fail(str(exc))
+    if as_json:
+        console.print_json(json.dumps([r.model_dump(mode="json") for r in runs]))
+        return
+    table = Table("run", "status", "stages", "llm calls", "error")
+    for r in runs:
+        stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
+        table.add_row(str(r.run_id)[:8], r.status, stages, str(r.llm_calls), r.error or "")
+    console.print(table)
+
+
+@app.command()
+def recall(
+    question: str = typer.Argument(...),
+    dataset: list[str] = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    search_type: str = typer.Option(None, "--type", "-t"),
+    top_k: int = typer.Option(5, "--top-k", "-k"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Ask memory a question; prints ranked results with provenance."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    try:
+        result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k)
+    except EngramError as exc:
+        _fail(str(exc))
+    if as_json:
+        console.print_json(result.model_dump_json())
+        return
+    from engram.cli.progress import render_recall
+
+    render_recall(console, result)
+
+
+@app.command()
+def demo(corpus: Path = typer.Option(None, help="directory of documents (default: the shipped demo corpus)")) -> None:
+    """Start services and a worker, remember a corpus, answer questions, shut down."""
+    from engram.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(console, corpus))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from engram.cli import main
+
+main()

@@ -1,0 +1,91 @@
+"""`engram demo`: the README's first command, end to end on the embedded default."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+DEMO_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "demo"
+QUESTIONS = [
+    ("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION"),
+    ("When was Alder Bay University founded?", "CHUNKS"),
+    ("What happened during the Great Flood of 2011?", "CHUNKS"),
+]
+
+
+def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dict | None = None) -> subprocess.Popen:
+    env = dict(os.environ, **(extra_env or {}))
+    return subprocess.Popen(
+        [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}"],
+        env=env, start_new_session=True,
+    )
+
+
+def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"worker exited with code {proc.returncode}")
+        if app.control.ping(timeout=0.5):
+            return
+    raise TimeoutError("worker did not answer a ping in time")
+
+
+def stop_worker(proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)  # warm shutdown: finish the current tasks
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def run_demo(console: Console, corpus: Path | None) -> int:
+    from engram.cli import prepare_services
+    from engram.settings import get_settings
+
+    corpus = corpus or DEMO_CORPUS
+    settings = get_settings()
+    started_pg = settings.database_url is None and not (settings.state_dir / "postgres" / "postmaster.pid").exists()
+    started_redis = settings.redis_url is None
+    console.rule("Engram demo")
+    urls = prepare_services()
+    console.print(f"postgres: {'embedded' if urls.embedded_postgres else 'external'}; "
+                  f"redis: {'embedded' if urls.embedded_redis else 'external'}; state in {settings.state_dir}")
+    if not settings.llm_model:
+        console.print("[yellow]No LLM configured: running on the offline default (deterministic local "
+                      "extractor; answers are retrieved context).[/yellow]")
+    from engram.celery_app import app
+    from engram.cli.progress import follow_runs, render_recall
+    from engram.tasks.client import EngramClient
+
+    proc = start_worker()
+    try:
+        wait_for_worker(app, proc)
+        client = EngramClient(app)
+        handle = client.remember(dataset="demo", paths=[corpus])
+        console.print(f"remembering {len(handle.runs)} documents from {corpus}")
+        statuses = follow_runs(console, handle.runs)
+        failed = [s for s in statuses if s.status != "completed"]
+        console.print(f"{len(statuses) - len(failed)} completed, {len(failed)} failed")
+        for question, search_type in QUESTIONS:
+            console.rule(question)
+            render_recall(console, client.recall(question, datasets=["demo"], search_type=search_type, top_k=3))
+        return 1 if failed else 0
+    finally:
+        stop_worker(proc)
+        from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
+
+        if started_pg:
+            stop_embedded_postgres(settings)
+        if started_redis and urls.embedded_redis:
+            stop_embedded_redis(settings)
+        console.print("worker stopped; demo done")

@@ -1,0 +1,36 @@
+"""Graph shapes the LLM returns. Names and fields are a stable cassette contract."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class Node(BaseModel):
+    id: str
+    name: str
+    type: str = "concept"
+    description: str = ""
+
+
+class Edge(BaseModel):
+    source_node_id: str
+    target_node_id: str
+    relationship_name: str
+    description: str | None = None
+
+
+class KnowledgeGraph(BaseModel):
+    nodes: list[Node] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+
+
+class SummarizedContent(BaseModel):
+    summary: str
+    description: str = ""
+
+
+class ChunkExtraction(BaseModel):
+    """One-call mode: the graph and the summary of one chunk together."""
+
+    graph: KnowledgeGraph
+    summary: SummarizedContent

@@ -1,0 +1,186 @@
+"""The producer contract: pydantic requests and results of every public task.
+
+Task names are stable API. Producers may send plain dicts with `send_task(name, kwargs=...)`;
+each task validates them here first, so a malformed payload fails at once and writes nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.:@ -]{0,199}$"
+
+
+class Payload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RememberItem(Payload):
+    """One piece of content: text, or base64 bytes of a file (pdf, csv, json, md, txt...)."""
+
+    text: str | None = None
+    content_b64: str | None = None
+    name: str | None = Field(default=None, max_length=500, description="file name; guides classification")
+    mime: str | None = Field(default=None, max_length=120)
+    source: str | None = Field(default=None, max_length=2000)
+
+    @model_validator(mode="after")
+    def _one_content(self) -> RememberItem:
+        if (self.text is None) == (self.content_b64 is None):
+            raise ValueError("give exactly one of 'text' or 'content_b64'")
+        return self
+
+
+class CognifyOptions(Payload):
+    contradiction_check: bool = False
+    # {"ceo_of": "target"} or ["has_ceo"] (a list means "source"); see SPEC 7.2
+    functional_relationships: dict[str, Literal["source", "target"]] | list[str] | None = None
+
+
+class RememberRequest(Payload):
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    content: str | None = Field(default=None, description="shorthand for items=[{'text': content}]")
+    items: list[RememberItem] = Field(default_factory=list, max_length=1000)
+    create_dataset: bool = Field(default=False, description="create the dataset for `user` if missing")
+    node_sets: list[str] = Field(default_factory=list, max_length=20)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    options: CognifyOptions = Field(default_factory=CognifyOptions)
+
+    @model_validator(mode="after")
+    def _has_content(self) -> RememberRequest:
+        if self.content is not None:
+            self.items = [RememberItem(text=self.content), *self.items]
+            self.content = None
+        if not self.items:
+            raise ValueError("nothing to remember: give 'content' or at least one item")
+        return self
+
+
+class RunRef(BaseModel):
+    run_id: uuid.UUID
+    data_item_id: uuid.UUID
+    name: str | None = None
+    duplicate: bool = False
+    status: str
+
+
+class RememberResult(BaseModel):
+    status: Literal["accepted"]
+    dataset: str
+    runs: list[RunRef]
+
+
+class StatusRequest(Payload):
+    run_id: uuid.UUID | None = None
+    dataset: str | None = Field(default=None, pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    limit: int = Field(default=100, ge=1, le=10000)
+
+    @model_validator(mode="after")
+    def _one(self) -> StatusRequest:
+        if (self.run_id is None) == (self.dataset is None):
+            raise ValueError("give exactly one of 'run_id' or 'dataset'")
+        return self
+
+
+class StageStatus(BaseModel):
+    stage: str
+    status: str
+    attempts: int
+    error: str | None = None
+    reason: str | None = None
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class RunStatus(BaseModel):
+    run_id: uuid.UUID
+    pipeline: str
+    status: str
+    error: str | None = None
+    data_item_id: uuid.UUID | None = None
+    attempts: int = 0
+    llm_calls: int = 0
+    tokens: int = 0
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+    stages: list[StageStatus] = Field(default_factory=list)
+
+    @property
+    def done(self) -> bool:
+        return self.status in ("completed", "failed")
+
+
+class StatusResult(BaseModel):
+    runs: list[RunStatus]
+
+
+class RetryRequest(Payload):
+    run_id: uuid.UUID
+
+
+class ForgetRequest(Payload):
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    data_item_id: uuid.UUID | None = Field(default=None, description="one item; omit to forget the whole dataset")
+
+
+class ForgetResult(BaseModel):
+    items: int
+    chunks: int
+    edges: int
+    entities: int
+
+
+class RecallRequest(Payload):
+    question: str = Field(min_length=1, max_length=10000)
+    user: str = Field(default="default", pattern=NAME)
+    datasets: list[str] = Field(default_factory=list, max_length=50)
+    session_id: str | None = None
+    search_type: str | None = None
+    top_k: int = Field(default=10, ge=1, le=200)
+    as_of: datetime | None = None
+    include_history: bool = False
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question is blank")
+        return value
+
+
+class Provenance(BaseModel):
+    dataset: str | None = None
+    document_id: uuid.UUID | None = None
+    data_item_id: uuid.UUID | None = None
+    title: str | None = None
+    chunk_ids: list[uuid.UUID] = Field(default_factory=list)
+    edge_ids: list[uuid.UUID] = Field(default_factory=list)
+
+
+class RecallItem(BaseModel):
+    kind: Literal["chunk", "summary", "triplet", "answer", "session"]
+    text: str
+    score: float
+    provenance: Provenance = Field(default_factory=Provenance)
+    superseded: bool = False
+    conflicts: list[dict] = Field(default_factory=list)
+
+
+class RecallResult(BaseModel):
+    question: str
+    search_type: str
+    routed: bool = False
+    route_score: float | None = None
+    generated: bool = Field(default=False, description="False: no LLM, items are retrieved context")
+    note: str | None = None
+    items: list[RecallItem]

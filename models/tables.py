@@ -1,0 +1,223 @@
+"""Postgres tables (SQLAlchemy Core). The schema itself is owned by Alembic migrations.
+
+Vector columns are declared without a dimension here: the dimension is fixed by the migration
+from settings and recorded in engram_meta, where start-up checks it against the embedder.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    ARRAY,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+
+metadata = MetaData()
+
+
+def _ts(name: str, **kw) -> Column:
+    return Column(name, DateTime(timezone=True), **kw)
+
+
+def _created() -> Column:
+    return _ts("created_at", nullable=False, server_default=func.now())
+
+
+engram_meta = Table(
+    "engram_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("name", String(200), nullable=False, unique=True),
+    _created(),
+)
+
+datasets = Table(
+    "datasets",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("owner_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("settings", JSONB, nullable=False, server_default="{}"),
+    _created(),
+    UniqueConstraint("owner_id", "name", name="uq_datasets_owner_name"),
+)
+
+dataset_grants = Table(
+    "dataset_grants",
+    metadata,
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
+    # principal is "user:<uuid>" or "role:<name>"
+    Column("principal", String(240), primary_key=True),
+    Column("permission", String(16), primary_key=True),  # read | write | delete | share
+    _created(),
+)
+
+data_items = Table(
+    "data_items",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("name", Text),
+    Column("mime", String(120)),
+    Column("source", Text),
+    Column("content", Text, nullable=False),
+    Column("node_sets", ARRAY(Text), nullable=False, server_default="{}"),
+    Column("importance", Float, nullable=False, server_default="0.5"),
+    _created(),
+    UniqueConstraint("dataset_id", "content_hash", name="uq_data_items_dataset_hash"),
+)
+
+documents = Table(
+    "documents",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("data_item_id", UUID(as_uuid=True), ForeignKey("data_items.id", ondelete="CASCADE"), nullable=False, unique=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("doc_type", String(32), nullable=False),
+    Column("title", Text),
+    _created(),
+)
+
+chunks = Table(
+    "chunks",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("document_id", UUID(as_uuid=True), ForeignKey("documents.id", ondelete="CASCADE"), nullable=False),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("chunk_index", Integer, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("token_count", Integer, nullable=False),
+    Column("cut_type", String(32), nullable=False),
+    Column("embedding", Vector()),
+    Column("tsv", TSVECTOR),  # generated column, see migration
+    Column("truth_alignment", ARRAY(Float)),
+    Column("truth_epoch", Integer),
+    Column("truth_signature", String(64)),
+    Column("importance", Float, nullable=False, server_default="0.5"),
+    Column("feedback_weight", Float, nullable=False, server_default="0.5"),
+    _created(),
+)
+
+entity_types = Table(
+    "entity_types",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("embedding", Vector()),
+    _created(),
+)
+
+entities = Table(
+    "entities",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("display_name", Text, nullable=False),
+    Column("type_id", UUID(as_uuid=True), ForeignKey("entity_types.id", ondelete="SET NULL")),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("embedding", Vector()),
+    _created(),
+)
+
+edges = Table(
+    "edges",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    # Endpoints are entities or chunks (a chunk `contains` its entities): no foreign keys.
+    Column("source_id", UUID(as_uuid=True), nullable=False),
+    Column("target_id", UUID(as_uuid=True), nullable=False),
+    Column("relationship", String(200), nullable=False),
+    Column("properties", JSONB, nullable=False, server_default="{}"),
+    Column("edge_text", Text, nullable=False, server_default=""),
+    Column("embedding", Vector()),
+    Column("provenance", ARRAY(UUID(as_uuid=True)), nullable=False, server_default="{}"),
+    Column("feedback_weight", Float, nullable=False, server_default="0.5"),
+    _created(),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+    _ts("valid_from"),
+    _ts("valid_to"),
+    Column("superseded", Boolean, nullable=False, server_default="false"),
+    Column("superseded_by", UUID(as_uuid=True)),
+    Column("supersession_reason", Text),
+    UniqueConstraint("dataset_id", "source_id", "target_id", "relationship", name="uq_edges_identity"),
+)
+
+summaries = Table(
+    "summaries",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), nullable=False, unique=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("embedding", Vector()),
+    _created(),
+)
+
+pipeline_runs = Table(
+    "pipeline_runs",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("pipeline", String(64), nullable=False),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE")),
+    Column("data_item_id", UUID(as_uuid=True)),
+    Column("status", String(16), nullable=False),  # pending | running | completed | failed
+    Column("error", Text),
+    Column("params", JSONB, nullable=False, server_default="{}"),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("llm_calls", Integer, nullable=False, server_default="0"),
+    Column("tokens", Integer, nullable=False, server_default="0"),
+    _created(),
+    _ts("started_at"),
+    _ts("finished_at"),
+    _ts("heartbeat_at"),
+)
+
+stage_runs = Table(
+    "stage_runs",
+    metadata,
+    Column("run_id", UUID(as_uuid=True), ForeignKey("pipeline_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("stage", String(64), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("status", String(16), nullable=False),  # pending | running | completed | failed | skipped
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("error", Text),
+    Column("reason", Text),
+    # The stage's output, so a retried run resumes here instead of redoing the stage.
+    Column("output", JSONB),
+    Column("llm_calls", Integer, nullable=False, server_default="0"),
+    Column("prompt_tokens", Integer, nullable=False, server_default="0"),
+    Column("completion_tokens", Integer, nullable=False, server_default="0"),
+    _ts("started_at"),
+    _ts("finished_at"),
+)
+
+VECTOR_COLUMNS = {
+    "chunks": "embedding",
+    "summaries": "embedding",
+    "entities": "embedding",
+    "entity_types": "embedding",
+    "edges": "embedding",
+}

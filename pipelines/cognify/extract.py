@@ -1,0 +1,182 @@
+"""Extract stage, pure half: turn per-chunk LLM output into deterministic graph rows.
+
+The LLM call itself lives in adapters/llm; this module only applies the identity and merge
+rules of SPEC section 4, so re-running it on the same answers yields the same rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engram.models.graph import ChunkExtraction
+from engram.pipelines.ids import (
+    edge_id,
+    entity_id,
+    entity_type_id,
+    normalise_name,
+    normalise_relationship,
+    summary_id,
+)
+
+CONTAINS = "contains"
+DEFAULT_TYPE = "concept"
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    id: uuid.UUID
+    name: str
+    type_id: uuid.UUID
+    type_name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class EntityTypeRow:
+    id: uuid.UUID
+    name: str
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    id: uuid.UUID
+    source_id: uuid.UUID
+    target_id: uuid.UUID
+    relationship: str
+    edge_text: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    provenance: list[uuid.UUID] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    id: uuid.UUID
+    chunk_id: uuid.UUID
+    text: str
+
+
+@dataclass(frozen=True)
+class GraphDraft:
+    entities: list[EntityRow]
+    entity_types: list[EntityTypeRow]
+    edges: list[EdgeRow]
+    summaries: list[SummaryRow]
+
+
+@dataclass
+class _Mention:
+    """One kept node of one chunk: the entity it resolved to and how this chunk named it."""
+
+    entity: uuid.UUID
+    name: str
+    description: str
+
+
+def build_graph(
+    dataset_id: uuid.UUID,
+    chunks: list[tuple[uuid.UUID, str]],
+    extractions: list[ChunkExtraction],
+) -> GraphDraft:
+    if len(chunks) != len(extractions):
+        raise ValueError(
+            f"{len(chunks)} chunks but {len(extractions)} extractions; they must align"
+        )
+    entities: dict[uuid.UUID, EntityRow] = {}
+    types: dict[uuid.UUID, EntityTypeRow] = {}
+    edges: dict[uuid.UUID, EdgeRow] = {}
+    summaries: list[SummaryRow] = []
+
+    for (chunk, chunk_text), extraction in zip(chunks, extractions):
+        mentions = _resolve_nodes(dataset_id, extraction, entities, types)
+        for mention in mentions.values():
+            text = f"Document chunk mentions {mention.name}"
+            if mention.description:
+                text += f": {mention.description}"
+            _add_edge(edges, dataset_id, chunk, mention.entity, CONTAINS, text, None, chunk)
+        for edge in extraction.graph.edges:
+            source = mentions.get(edge.source_node_id)
+            target = mentions.get(edge.target_node_id)
+            if source is None or target is None:
+                continue  # the LLM pointed at a node it never declared
+            relationship = normalise_relationship(edge.relationship_name)
+            description = (edge.description or "").strip()
+            text = f"{source.name} {relationship.replace('_', ' ')} {target.name}"
+            if description:
+                text += f": {description}"
+            ends = (source.entity, target.entity)
+            _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk)
+        summary = extraction.summary.summary.strip() or _fallback_summary(chunk_text)
+        summaries.append(SummaryRow(summary_id(chunk), chunk, summary))
+
+    return GraphDraft(
+        list(entities.values()), list(types.values()), list(edges.values()), summaries
+    )
+
+
+def _resolve_nodes(
+    dataset: uuid.UUID,
+    extraction: ChunkExtraction,
+    entities: dict[uuid.UUID, EntityRow],
+    types: dict[uuid.UUID, EntityTypeRow],
+) -> dict[str, _Mention]:
+    """Local node id -> entity for one chunk, merging into the dataset-wide entity rows."""
+    mentions: dict[str, _Mention] = {}
+    first_local_by_name: dict[str, str] = {}
+    for node in extraction.graph.nodes:
+        name = " ".join(node.name.split())
+        if not name or node.id in mentions:
+            continue  # blank names are noise; a repeated local id keeps its first node
+        key = normalise_name(name)
+        ent_id = entity_id(dataset, name)
+        if key in first_local_by_name:
+            # Same name, distinct local id: the LLM says these are different things (two
+            # "Jordan"s), so the second gets its own stable id derived from name + local id.
+            ent_id = uuid.uuid5(ent_id, f"Local:{node.id}")
+        else:
+            first_local_by_name[key] = node.id
+        type_name = " ".join(node.type.split()).lower() or DEFAULT_TYPE
+        type_id = entity_type_id(dataset, type_name)
+        types.setdefault(type_id, EntityTypeRow(type_id, type_name))
+        description = node.description.strip()
+        existing = entities.get(ent_id)
+        if existing is None:
+            entities[ent_id] = EntityRow(ent_id, name, type_id, type_name, description)
+        elif not existing.description and description:
+            entities[ent_id] = replace(existing, description=description)
+        mentions[node.id] = _Mention(ent_id, name, description)
+    return mentions
+
+
+def _add_edge(
+    edges: dict[uuid.UUID, EdgeRow],
+    dataset: uuid.UUID,
+    source: uuid.UUID,
+    target: uuid.UUID,
+    relationship: str,
+    text: str,
+    description: str | None,
+    chunk: uuid.UUID,
+) -> None:
+    """Insert or merge by identity (source, target, relationship); provenance stays ordered."""
+    ident = edge_id(dataset, source, target, relationship)
+    existing = edges.get(ident)
+    if existing is None:
+        properties: dict[str, Any] = {"description": description} if description else {}
+        edges[ident] = EdgeRow(ident, source, target, relationship, text, properties, [chunk])
+        return
+    if chunk not in existing.provenance:
+        existing.provenance.append(chunk)
+    if description and not existing.properties.get("description"):
+        # First non-empty description wins, as for entities; the text follows it.
+        existing.properties["description"] = description
+        edges[ident] = replace(existing, edge_text=text)
+
+
+def _fallback_summary(chunk_text: str, limit: int = 200) -> str:
+    """An empty LLM summary would embed as noise; the chunk's opening is a better stand-in."""
+    text = " ".join(chunk_text.split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0]

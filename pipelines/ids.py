@@ -1,0 +1,65 @@
+"""The one id rule: deterministic uuid5 ids, so re-running a stage upserts the same rows."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+
+# Fixed namespace for every Engram id (never change: ids are persisted).
+ENGRAM_NAMESPACE = uuid.UUID("6f1d8a2e-4a63-5b7e-9c51-2f7b0c3e9d10")
+
+_SPACES = re.compile(r"\s+")
+
+
+def normalise_name(name: str) -> str:
+    """Entity/type name rule: lower-case, whitespace -> "_", apostrophes dropped."""
+    name = name.strip().lower().replace("'", "").replace("\u2019", "")
+    return _SPACES.sub("_", name)
+
+
+def normalise_relationship(name: str) -> str:
+    """Relationship names are lower_snake: non-alphanumerics collapse to one underscore."""
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", name.strip()).strip("_").lower()
+    return name or "related_to"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def dataset_id(owner_id: uuid.UUID, name: str) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"Dataset:{owner_id}:{name}")
+
+
+def user_id(name: str) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"User:{name}")
+
+
+def data_item_id(dataset: uuid.UUID, digest: str) -> uuid.UUID:
+    return uuid.uuid5(dataset, f"DataItem:{digest}")
+
+
+def document_id(data_item: uuid.UUID) -> uuid.UUID:
+    return uuid.uuid5(data_item, "Document")
+
+
+def chunk_id(document: uuid.UUID, index: int) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"{document}-{index}")
+
+
+def summary_id(chunk: uuid.UUID) -> uuid.UUID:
+    return uuid.uuid5(chunk, "TextSummary")
+
+
+def entity_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
+    return uuid.uuid5(dataset, f"Entity:{normalise_name(name)}")
+
+
+def entity_type_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
+    return uuid.uuid5(dataset, f"EntityType:{normalise_name(name)}")
+
+
+def edge_id(dataset: uuid.UUID, source: uuid.UUID, target: uuid.UUID, relationship: str) -> uuid.UUID:
+    """Edge identity is (source, target, relationship) within a dataset."""
+    return uuid.uuid5(dataset, f"Edge:{source}:{target}:{normalise_relationship(relationship)}")

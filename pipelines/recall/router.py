@@ -1,0 +1,136 @@
+"""Rule router for queries without an explicit search type (SPEC §5).
+
+Weighted regex rules vote for a search type; a rule whose every match is negated ("not",
+"no", "never", "without", "lack", "n't" in the 20 characters before it) does not vote. Each
+rule counts once however often it matches. Highest total wins (ties: the type whose rule is
+declared first); a best total below 2.0 routes to HYBRID_COMPLETION.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from engram.models.search import SearchType
+
+THRESHOLD = 2.0
+DEFAULT_TYPE = SearchType.HYBRID_COMPLETION
+NEGATION_WINDOW = 20
+
+# Year bounds used for open-ended ranges ("before 1990", "since 2001").
+MIN_YEAR = 1
+MAX_YEAR = 9999
+
+_NEGATION = re.compile(r"\b(?:not|no|never|without|lack\w*)\b|n't", re.IGNORECASE)
+_YEAR = r"[12]\d{3}"
+_YEAR_RE = re.compile(rf"\b({_YEAR})\b")
+_BETWEEN_RE = re.compile(rf"\b(?:between|from)\s+({_YEAR})\s+(?:and|to|until|-)\s+({_YEAR})\b", re.I)
+_BEFORE_RE = re.compile(rf"\b(before|until|till|through|after|since)\s+({_YEAR})\b", re.I)
+
+
+@dataclass(frozen=True)
+class Rule:
+    label: str
+    search_type: SearchType
+    weight: float
+    pattern: re.Pattern[str]
+
+
+def _rule(label: str, search_type: SearchType, weight: float, pattern: str) -> Rule:
+    return Rule(label, search_type, weight, re.compile(pattern, re.IGNORECASE))
+
+
+# Declaration order doubles as the tie-break between types with equal totals.
+RULES: tuple[Rule, ...] = (
+    _rule("quoted", SearchType.CHUNKS_LEXICAL, 8.0, r"[\"\u201c][^\"\u201c\u201d]+[\"\u201d]"),
+    _rule("exact", SearchType.CHUNKS_LEXICAL, 4.0, r"\b(?:exact|verbatim)\b"),
+    _rule(
+        "summary",
+        SearchType.GRAPH_SUMMARY_COMPLETION,
+        5.0,
+        r"\b(?:summary|summaries|summari[sz](?:e|es|ed|ing)|overview|tl;?dr|gist|recap)\b",
+    ),
+    _rule("why", SearchType.GRAPH_COMPLETION_COT, 4.0, r"\b(?:why|explain\w*)\b"),
+    _rule("because", SearchType.GRAPH_COMPLETION_COT, 2.0, r"\b(?:because|therefore)\b"),
+    _rule(
+        "connection",
+        SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION,
+        5.0,
+        r"\bhow\s+(?:is|are|was|were)\b.{0,80}?\brelated\b|\bwhat\s+connects?\b|\bpaths?\s+between\b",
+    ),
+    _rule("relationship", SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION, 3.0, r"\brelationships?\b"),
+    _rule("year_range", SearchType.TEMPORAL, 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
+    _rule("timeline", SearchType.TEMPORAL, 4.0, r"\b(?:timelines?|decades?)\b"),
+    _rule("when", SearchType.TEMPORAL, 3.0, r"\b(?:when|before|after)\b"),
+    _rule("year", SearchType.TEMPORAL, 3.0, rf"\b{_YEAR}\b"),
+)
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    search_type: SearchType
+    score: float
+    # Labels of the rules that voted for the chosen type (empty when defaulted).
+    matched: list[str] = field(default_factory=list)
+
+
+def _negated(query: str, start: int) -> bool:
+    return bool(_NEGATION.search(query[max(0, start - NEGATION_WINDOW) : start]))
+
+
+def _fires(rule: Rule, query: str) -> bool:
+    """A rule fires when at least one of its matches is not negated."""
+    return any(not _negated(query, m.start()) for m in rule.pattern.finditer(query))
+
+
+def route(query: str) -> RouteDecision:
+    totals: dict[SearchType, float] = {}
+    labels: dict[SearchType, list[str]] = {}
+    for rule in RULES:
+        if _fires(rule, query):
+            totals[rule.search_type] = totals.get(rule.search_type, 0.0) + rule.weight
+            labels.setdefault(rule.search_type, []).append(rule.label)
+    if not totals:
+        return RouteDecision(DEFAULT_TYPE, 0.0, [])
+    # max() keeps the first maximum, and dicts keep rule-declaration order.
+    best = max(totals, key=lambda t: totals[t])
+    if totals[best] < THRESHOLD:
+        return RouteDecision(DEFAULT_TYPE, totals[best], [])
+    return RouteDecision(best, totals[best], labels[best])
+
+
+def extract_years(query: str) -> list[int]:
+    """Distinct 4-digit years (1000-2999) in order of appearance."""
+    seen: list[int] = []
+    for m in _YEAR_RE.finditer(query):
+        year = int(m.group(1))
+        if year not in seen:
+            seen.append(year)
+    return seen
+
+
+def year_range(query: str) -> tuple[int, int] | None:
+    """Inclusive year window for the TEMPORAL lane, or None when the query names no year.
+
+    "between/from Y1 and/to Y2" wins; a single year after before/until/after/since is an
+    open range bounded by MIN_YEAR/MAX_YEAR; otherwise the span of the years mentioned.
+    """
+    explicit = _BETWEEN_RE.search(query)
+    if explicit:
+        a, b = int(explicit.group(1)), int(explicit.group(2))
+        return (min(a, b), max(a, b))
+    years = extract_years(query)
+    if not years:
+        return None
+    if len(years) == 1:
+        bound = _BEFORE_RE.search(query)
+        if bound and not _negated(query, bound.start()):
+            word, year = bound.group(1).lower(), int(bound.group(2))
+            if word == "before":
+                return (MIN_YEAR, year - 1)
+            if word in ("until", "till", "through"):
+                return (MIN_YEAR, year)
+            if word == "after":
+                return (year + 1, MAX_YEAR)
+            return (year, MAX_YEAR)  # since
+    return (min(years), max(years))

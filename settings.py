@@ -1,0 +1,90 @@
+"""Engram settings: every knob is an ENGRAM_* environment variable (or a .env file)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore")
+
+    # --- services: unset means "start the embedded server in state_dir" ---
+    database_url: str | None = Field(
+        default=None, description="postgresql:// URL of Postgres 15+ with pgvector; unset = embedded"
+    )
+    redis_url: str | None = Field(default=None, description="redis:// URL of Redis 6+; unset = embedded")
+    state_dir: Path = Field(default=Path("~/.engram"), description="embedded servers' data and sockets")
+    database_name: str = "engram"
+
+    # --- LLM: unset = the deterministic offline extractor; "replay:<path>" = cassette ---
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_api_base: str | None = None
+    llm_max_reasks: int = Field(default=2, ge=0, le=10)
+    llm_timeout_seconds: float = 120.0
+    llm_requests_per_minute: int = Field(default=0, ge=0, description="fleet-wide; 0 = unlimited")
+    llm_tokens_per_minute: int = Field(default=0, ge=0, description="fleet-wide; 0 = unlimited")
+    extraction_mode: str = Field(default="single", description="single (one call per chunk) | two_call")
+
+    # --- embeddings ---
+    embedding_model: str = Field(
+        default="local:all-MiniLM-L6-v2", description="local:<name> or any litellm embedding model"
+    )
+    embedding_dimension: int = Field(default=384, gt=0)
+    embedding_batch_size: int = Field(default=64, gt=0)
+
+    # --- cognify ---
+    max_chunk_tokens: int = Field(default=256, gt=8)
+    max_content_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+
+    # --- Celery ---
+    queue_ingest: str = "ingest"
+    queue_llm: str = "llm"
+    queue_embed: str = "embed"
+    queue_maintenance: str = "maintenance"
+    queue_recall: str = "recall"
+    task_max_retries: int = Field(default=3, ge=0)
+    retry_backoff_base_seconds: float = Field(default=2.0, gt=0)
+    retry_backoff_max_seconds: int = Field(default=60, gt=0)
+    longest_task_seconds: int = Field(default=1800, gt=0)
+    run_heartbeat_timeout_seconds: int = Field(default=300, gt=0)
+    run_max_attempts: int = Field(default=3, ge=1, description="sweep resumes an abandoned run this often")
+    llm_concurrency: int = Field(default=4, ge=1, description="parallel LLM calls within one extract task")
+
+    # --- claims ---
+    lock_lease_seconds: int = Field(default=1800, gt=0)
+
+    @field_validator("state_dir")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @field_validator("extraction_mode")
+    @classmethod
+    def _mode(cls, value: str) -> str:
+        if value not in {"single", "two_call"}:
+            raise ValueError("extraction_mode must be 'single' or 'two_call'")
+        return value
+
+    @property
+    def queues(self) -> list[str]:
+        return [self.queue_ingest, self.queue_llm, self.queue_embed, self.queue_maintenance, self.queue_recall]
+
+    @property
+    def visibility_timeout(self) -> int:
+        # Above the longest task, or Redis would redeliver a message still being worked on.
+        return self.longest_task_seconds * 2
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
+
+
+def reset_settings() -> None:
+    """Forget cached settings (tests and the CLI change the environment)."""
+    get_settings.cache_clear()

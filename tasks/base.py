@@ -1,0 +1,182 @@
+"""What every Engram task shares: payload validation, the retry policy, stage bookkeeping."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import random
+import threading
+import traceback
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from celery import Task
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from engram.adapters.llm import usage
+from engram.adapters.llm.errors import LLMTransientError
+from engram.adapters.store import Store, UnitOfWork
+from engram.celery_app import app
+from engram.settings import get_settings
+
+log = logging.getLogger("engram.tasks")
+
+# Only these are worth a retry; anything else (bad input, invalid LLM output) fails at once.
+TRANSIENT: tuple[type[BaseException], ...] = (
+    LLMTransientError,
+    OperationalError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class InvalidPayload(ValueError):
+    """The payload does not match the task's pydantic model. Never retried; nothing written."""
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, TRANSIENT)
+
+
+def backoff_seconds(retries: int) -> float:
+    """Exponential backoff with full jitter."""
+    s = get_settings()
+    ceiling = min(s.retry_backoff_max_seconds, s.retry_backoff_base_seconds * (2**retries))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+class EngramTask(Task):
+    payload_model: type[BaseModel] | None = None
+    typing = False  # validation is ours, with a clear message
+
+    def __call__(self, *args, **kwargs):
+        if self.payload_model is not None:
+            if args:
+                raise InvalidPayload(f"{self.name} takes keyword arguments only (the payload fields)")
+            try:
+                payload = self.payload_model.model_validate(kwargs)
+            except ValidationError as exc:
+                raise InvalidPayload(f"invalid payload for {self.name}: {_describe(exc)}") from None
+            return super().__call__(payload)
+        return super().__call__(*args, **kwargs)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "payload"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def engram_task(name: str, payload: type[BaseModel] | None = None, **options) -> Callable:
+    """Register a task with the Engram base; `payload` is validated before the body runs."""
+
+    def decorate(fn: Callable) -> Task:
+        return app.task(name=name, base=EngramTask, bind=True, payload_model=payload, **options)(fn)
+
+    return decorate
+
+
+# ------------------------------------------------------------------ stage bookkeeping
+
+
+class StageSkipped(Exception):
+    """Raised by a stage body that decides it has nothing to do (recorded as skipped)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _heartbeat(store: Store, run_id: uuid.UUID, stop: threading.Event, every: float) -> None:
+    while not stop.wait(every):
+        try:
+            with store.unit_of_work() as uow:
+                uow.runs.heartbeat(run_id)
+        except Exception:  # a missed heartbeat only risks an early sweep, never data
+            log.warning("heartbeat failed for run %s", run_id, exc_info=True)
+
+
+def execute_stage(
+    task: Task,
+    run_id: uuid.UUID,
+    stage: str,
+    *,
+    load: Callable[[UnitOfWork], Any],
+    compute: Callable[[Any], Any],
+    persist: Callable[[UnitOfWork, Any, Any], Any] | None = None,
+) -> dict:
+    """Run one stage of a run: skip if done, else load → compute (no transaction) → persist.
+
+    compute's return value is the stage's stored output unless persist returns one (JSON).
+
+    The stage's output and status are written in the same transaction as its data, so a
+    crash leaves either the whole stage or none of it; a redelivered message finds the
+    stage completed and does nothing.
+    """
+    store = Store()
+    settings = get_settings()
+    with store.unit_of_work() as uow:
+        run = uow.runs.lock(run_id)
+        if run is None:
+            raise InvalidPayload(f"run {run_id} does not exist")
+        row = uow.runs.stage(run_id, stage)
+        if row is None:
+            raise InvalidPayload(f"run {run_id} has no stage {stage!r}")
+        if row["status"] in ("completed", "skipped"):
+            return {"run_id": str(run_id), "stage": stage, "status": row["status"], "redelivered": True}
+        if run["status"] == "failed":
+            # A stale message for a run that already failed: leave it for an explicit retry.
+            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run failed"}
+        uow.runs.start_stage(run_id, stage)
+        inputs = load(uow)
+
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_heartbeat, args=(store, run_id, stop, max(1.0, settings.run_heartbeat_timeout_seconds / 4)),
+        daemon=True,
+    )
+    beat.start()
+    try:
+        with usage.usage_scope() as used:
+            try:
+                output = contextvars.copy_context().run(compute, inputs)
+                status, reason = "completed", None
+            except StageSkipped as skip:
+                output, status, reason = None, "skipped", skip.reason
+    except Exception as exc:
+        stop.set()
+        return _stage_failed(task, store, run_id, stage, exc, used.as_dict())
+    finally:
+        stop.set()
+
+    with store.unit_of_work() as uow:
+        if persist is not None and status == "completed":
+            output = persist(uow, inputs, output)
+        uow.runs.finish_stage(run_id, stage, status, output=output, reason=reason, usage=used.as_dict())
+        remaining = [s for s in uow.runs.stages(run_id) if s["status"] not in ("completed", "skipped")]
+        if not remaining:
+            uow.runs.finish_run(run_id, "completed")
+    return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason}
+
+
+def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: Exception, used: dict) -> dict:
+    message = f"{type(exc).__name__}: {exc}"
+    retries = task.request.retries or 0
+    if _is_transient(exc) and retries < task.max_retries:
+        with store.unit_of_work() as uow:
+            uow.runs.finish_stage(run_id, stage, "pending", error=f"retrying: {message}", usage=used)
+        raise task.retry(exc=exc, countdown=backoff_seconds(retries))
+    log.warning("stage %s of run %s failed: %s\n%s", stage, run_id, message, traceback.format_exc())
+    with store.unit_of_work() as uow:
+        uow.runs.finish_stage(run_id, stage, "failed", error=message, usage=used)
+        uow.runs.finish_run(run_id, "failed", error=f"{stage}: {message}")
+    raise exc

@@ -1,0 +1,159 @@
+"""A thin typed client for producers. Everything here is plain `send_task` underneath; a
+producer that does not import Engram can send the same names and kwargs itself."""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from celery import Celery
+
+from engram.models.payloads import (
+    ForgetResult,
+    RecallResult,
+    RememberResult,
+    RunStatus,
+    StatusResult,
+)
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".csv", ".json", ".py", ".rst", ".html", ".xml", ".yaml", ".yml"}
+
+
+class EngramError(RuntimeError):
+    """A task failed; the message is the task's own error."""
+
+
+def _default_app() -> Celery:
+    from engram.celery_app import app
+
+    return app
+
+
+class RunHandle:
+    def __init__(self, client: EngramClient, run_id: uuid.UUID, name: str | None = None, duplicate: bool = False):
+        self.client = client
+        self.run_id = run_id
+        self.name = name
+        self.duplicate = duplicate
+
+    def status(self) -> RunStatus:
+        return self.client.run_status(self.run_id)
+
+    def wait(self, timeout: float = 600.0, poll: float = 0.2,
+             on_progress: Callable[[RunStatus], None] | None = None) -> RunStatus:
+        """Block until the run is completed or failed; returns its terminal status."""
+        deadline = time.monotonic() + timeout
+        while True:
+            current = self.status()
+            if on_progress is not None:
+                on_progress(current)
+            if current.done:
+                return current
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {self.run_id} still {current.status} after {timeout:.0f}s")
+            time.sleep(poll)
+
+
+class RememberHandle:
+    def __init__(self, result: RememberResult, runs: list[RunHandle]):
+        self.result = result
+        self.runs = runs
+
+    def wait(self, timeout: float = 600.0, **kw) -> list[RunStatus]:
+        deadline = time.monotonic() + timeout
+        return [run.wait(timeout=max(1.0, deadline - time.monotonic()), **kw) for run in self.runs]
+
+
+class EngramClient:
+    def __init__(self, app: Celery | None = None, timeout: float = 120.0):
+        self.app = app or _default_app()
+        self.timeout = timeout
+
+    def call(self, name: str, **kwargs) -> dict:
+        result = self.app.send_task(name, kwargs=kwargs)
+        try:
+            return result.get(timeout=self.timeout, propagate=True)
+        except Exception as exc:
+            if isinstance(exc, TimeoutError) or type(exc).__name__ == "TimeoutError":
+                raise
+            raise EngramError(f"{name}: {exc}") from exc
+        finally:
+            result.forget()
+
+    # -------------------------------------------------------------- remember
+
+    def remember(
+        self,
+        content: str | None = None,
+        *,
+        dataset: str,
+        user: str = "default",
+        items: list[dict] | None = None,
+        paths: Iterable[str | Path] = (),
+        create_dataset: bool = True,
+        background: bool = True,
+        node_sets: list[str] | None = None,
+        options: dict | None = None,
+        timeout: float = 600.0,
+    ) -> RememberHandle | list[RunStatus]:
+        """Remember text, items or files/directories. Background: a handle; blocking: terminal statuses."""
+        all_items = list(items or [])
+        if content is not None:
+            all_items.insert(0, {"text": content})
+        all_items.extend(items_from_paths(paths))
+        payload = {"dataset": dataset, "user": user, "items": all_items, "create_dataset": create_dataset}
+        if node_sets:
+            payload["node_sets"] = node_sets
+        if options:
+            payload["options"] = options
+        result = RememberResult.model_validate(self.call("engram.remember", **payload))
+        handle = RememberHandle(result, [RunHandle(self, r.run_id, r.name, r.duplicate) for r in result.runs])
+        return handle if background else handle.wait(timeout=timeout)
+
+    # -------------------------------------------------------------- the rest
+
+    def run_status(self, run_id: uuid.UUID) -> RunStatus:
+        return StatusResult.model_validate(self.call("engram.status", run_id=str(run_id))).runs[0]
+
+    def dataset_status(self, dataset: str, user: str = "default", limit: int = 100) -> list[RunStatus]:
+        return StatusResult.model_validate(
+            self.call("engram.status", dataset=dataset, user=user, limit=limit)).runs
+
+    def retry(self, run_id: uuid.UUID) -> dict:
+        return self.call("engram.cognify", run_id=str(run_id))
+
+    def recall(self, question: str, *, datasets: list[str], user: str = "default", **kwargs) -> RecallResult:
+        return RecallResult.model_validate(
+            self.call("engram.recall", question=question, datasets=datasets, user=user, **kwargs))
+
+    def forget(self, dataset: str, user: str = "default", data_item_id: uuid.UUID | None = None) -> ForgetResult:
+        kwargs = {"dataset": dataset, "user": user}
+        if data_item_id is not None:
+            kwargs["data_item_id"] = str(data_item_id)
+        return ForgetResult.model_validate(self.call("engram.forget", **kwargs))
+
+
+def items_from_paths(paths: Iterable[str | Path]) -> list[dict]:
+    """Files become items; directories are walked (sorted, hidden files skipped)."""
+    out: list[dict] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise FileNotFoundError(f"no such file or directory: {path}")
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not any(
+            part.startswith(".") for part in p.relative_to(path).parts)) if path.is_dir() else [path]
+        for file in files:
+            data = file.read_bytes()
+            item: dict = {"name": file.name, "source": str(file.resolve())}
+            if file.suffix.lower() in TEXT_SUFFIXES:
+                try:
+                    item["text"] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    item["content_b64"] = base64.b64encode(data).decode()
+            else:
+                item["content_b64"] = base64.b64encode(data).decode()
+            out.append(item)
+    return out

@@ -1,0 +1,46 @@
+"""Maintenance tasks driven by beat: sweeps of abandoned work."""
+
+from __future__ import annotations
+
+import logging
+
+from engram.adapters.store import Store
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+
+log = logging.getLogger("engram.maintenance")
+
+
+@engram_task("engram.maintenance.sweep_runs")
+def sweep_runs(self) -> dict:
+    """Resume runs whose worker died (no heartbeat), or fail them after run_max_attempts.
+
+    Running runs go stale after the heartbeat timeout; pending ones only after the broker's
+    visibility timeout, since a long queue is not a dead worker.
+    """
+    from engram.tasks.cognify import start_runs
+
+    settings = get_settings()
+    resumed, failed = [], []
+    with Store().unit_of_work() as uow:
+        stale = uow.runs.stale(settings.run_heartbeat_timeout_seconds)
+        for run in stale:
+            if run["status"] == "pending" and run["heartbeat_at"] is None:
+                age_ok = uow.runs.stale_since(run, settings.visibility_timeout)
+                if not age_ok:
+                    continue
+            if run["attempts"] + 1 >= settings.run_max_attempts:
+                uow.runs.finish_run(run["id"], "failed", error="abandoned: no worker finished it after "
+                                    f"{run['attempts'] + 1} attempts (retry with engram.cognify)")
+                failed.append(run["id"])
+            else:
+                resumed.append((run["id"], uow.runs.reopen(run["id"])))
+    start_runs_each(resumed, start_runs)
+    if resumed or failed:
+        log.warning("sweep: resumed %d runs, failed %d", len(resumed), len(failed))
+    return {"resumed": [str(r) for r, _ in resumed], "failed": [str(r) for r in failed]}
+
+
+def start_runs_each(runs, start_runs) -> None:
+    for run in runs:  # each resumed run is its own chain; no dataset callback to rebuild
+        start_runs([run])

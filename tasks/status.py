@@ -1,0 +1,26 @@
+"""Run status for producers: per-stage progress of a run or of a dataset's runs."""
+
+from __future__ import annotations
+
+from engram.adapters.store import Store
+from engram.models.payloads import RunStatus, StageStatus, StatusRequest, StatusResult
+
+
+def _run(uow, run: dict) -> RunStatus:
+    return RunStatus(
+        run_id=run["id"], pipeline=run["pipeline"], status=run["status"], error=run["error"],
+        data_item_id=run["data_item_id"], attempts=run["attempts"], llm_calls=run["llm_calls"],
+        tokens=run["tokens"], created_at=run["created_at"], finished_at=run["finished_at"],
+        stages=[StageStatus(**{k: s[k] for k in StageStatus.model_fields}) for s in uow.runs.stages(run["id"])],
+    )
+
+
+def run_status(req: StatusRequest) -> StatusResult:
+    with Store().unit_of_work() as uow:
+        if req.run_id is not None:
+            run = uow.runs.get(req.run_id)
+            if run is None:
+                raise LookupError(f"run {req.run_id} does not exist")
+            return StatusResult(runs=[_run(uow, run)])
+        dataset = uow.access.authorise(req.dataset, req.user, "read")
+        return StatusResult(runs=[_run(uow, r) for r in uow.runs.for_dataset(dataset, req.limit)])

@@ -1,0 +1,127 @@
+from engram.models.search import SearchType
+from engram.pipelines.recall.router import MAX_YEAR, MIN_YEAR, extract_years, route, year_range
+
+
+def test_search_type_names_are_the_spec_names():
+    assert [t.value for t in SearchType] == [
+        "CHUNKS", "CHUNKS_LEXICAL", "SUMMARIES", "RAG_COMPLETION", "GRAPH_COMPLETION",
+        "GRAPH_COMPLETION_COT", "GRAPH_COMPLETION_CONTEXT_EXTENSION", "GRAPH_SUMMARY_COMPLETION",
+        "TRIPLET_COMPLETION", "HYBRID_COMPLETION", "TEMPORAL", "FEELING_LUCKY", "AGENTIC_COMPLETION",
+    ]
+
+
+def test_quoted_query_is_lexical():
+    d = route('"the quick brown fox"')
+    assert d.search_type is SearchType.CHUNKS_LEXICAL
+    assert d.score == 8.0
+    assert d.matched == ["quoted"]
+
+
+def test_exact_or_verbatim_is_lexical():
+    assert route("give me the exact wording of the contract").search_type is SearchType.CHUNKS_LEXICAL
+    d = route("quote it verbatim")
+    assert (d.search_type, d.score) == (SearchType.CHUNKS_LEXICAL, 4.0)
+
+
+def test_summary_words_route_to_graph_summary():
+    for q in ["give me a summary of the project", "summarise the meeting", "summarize it",
+              "an overview of sales", "tl;dr of the thread", "what's the gist", "quick recap please"]:
+        d = route(q)
+        assert d.search_type is SearchType.GRAPH_SUMMARY_COMPLETION, q
+        assert d.score == 5.0, q
+
+
+def test_why_and_explain_route_to_cot():
+    d = route("why did the build break")
+    assert (d.search_type, d.score) == (SearchType.GRAPH_COMPLETION_COT, 4.0)
+    assert route("explain the billing flow").search_type is SearchType.GRAPH_COMPLETION_COT
+
+
+def test_because_therefore_weigh_two_each():
+    d = route("it failed because of the cache")
+    assert (d.search_type, d.score) == (SearchType.GRAPH_COMPLETION_COT, 2.0)
+    d = route("why did it fail, because of the cache?")
+    assert d.score == 6.0 and d.matched == ["why", "because"]
+
+
+def test_connection_phrases_route_to_context_extension():
+    for q in ["how is Alice related to Acme", "what connects Paris and Berlin",
+              "find the path between redis and celery"]:
+        d = route(q)
+        assert (d.search_type, d.score) == (SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION, 5.0), q
+
+
+def test_relationship_word_weighs_three():
+    d = route("the relationship of Alice to Bob")
+    assert (d.search_type, d.score) == (SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION, 3.0)
+
+
+def test_when_before_after_are_temporal():
+    for q in ["when did Alice join", "what happened before the merger", "after the launch, who left"]:
+        d = route(q)
+        assert (d.search_type, d.score) == (SearchType.TEMPORAL, 3.0), q
+
+
+def test_timeline_and_decade_weigh_four():
+    assert route("timeline of the company").score == 4.0
+    assert route("the last decade of research").search_type is SearchType.TEMPORAL
+
+
+def test_year_weighs_three():
+    d = route("acme in 2019")
+    assert (d.search_type, d.score, d.matched) == (SearchType.TEMPORAL, 3.0, ["year"])
+
+
+def test_between_years_adds_six():
+    d = route("who ran acme between 2010 and 2020")
+    assert d.search_type is SearchType.TEMPORAL
+    assert d.score == 9.0  # 6 for the range + 3 for the years
+    assert "year_range" in d.matched
+
+
+def test_negated_match_does_not_count():
+    d = route("not when it happened, who led acme")
+    assert d.search_type is SearchType.HYBRID_COMPLETION
+    assert d.score == 0.0
+    assert route("I don't need a summary").search_type is SearchType.HYBRID_COMPLETION
+    assert route("without any overview").search_type is SearchType.HYBRID_COMPLETION
+
+
+def test_negation_only_looks_twenty_characters_back():
+    # "not" is more than 20 characters before "when", so the match still counts.
+    assert route("not that one, the other thing: when was it").search_type is SearchType.TEMPORAL
+
+
+def test_one_unnegated_occurrence_is_enough():
+    assert route("not when it started; tell me when it ended").search_type is SearchType.TEMPORAL
+
+
+def test_below_threshold_defaults_to_hybrid():
+    d = route("who is the ceo of acme")
+    assert (d.search_type, d.score, d.matched) == (SearchType.HYBRID_COMPLETION, 0.0, [])
+
+
+def test_highest_total_wins():
+    # summary (5) beats when (3)
+    assert route("summary of when things happened").search_type is SearchType.GRAPH_SUMMARY_COMPLETION
+    # when (3) + year (3) beats why (4)
+    assert route("why and when in 2020").search_type is SearchType.TEMPORAL
+
+
+def test_extract_years():
+    assert extract_years("from 1999 to 2004, then 1999 again; not 12345 or 999") == [1999, 2004]
+    assert extract_years("no years here") == []
+
+
+def test_year_range_explicit():
+    assert year_range("between 2020 and 2010") == (2010, 2020)
+    assert year_range("from 1990 to 1995") == (1990, 1995)
+
+
+def test_year_range_single_and_open():
+    assert year_range("what happened in 2015") == (2015, 2015)
+    assert year_range("before 2000") == (MIN_YEAR, 1999)
+    assert year_range("after 2000") == (2001, MAX_YEAR)
+    assert year_range("since 2000") == (2000, MAX_YEAR)
+    assert year_range("in 2001 and 2005 and 2003") == (2001, 2005)
+    assert year_range("no year") is None
