@@ -9,6 +9,8 @@ from __future__ import annotations
 from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
+    FetchedValue,
     Boolean,
     Column,
     DateTime,
@@ -212,6 +214,26 @@ stage_runs = Table(
     Column("completion_tokens", Integer, nullable=False, server_default="0"),
     _ts("started_at"),
     _ts("finished_at"),
+)
+
+session_entries = Table(
+    "session_entries",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("session_id", String(200), nullable=False),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("question", Text, nullable=False, server_default=""),
+    Column("answer", Text, nullable=False, server_default=""),
+    Column("context", Text, nullable=False, server_default=""),
+    Column("helpful_count", Integer, nullable=False, server_default="0"),
+    Column("harmful_count", Integer, nullable=False, server_default="0"),
+    Column("confidence", Float, nullable=False, server_default="1.0"),
+    Column("source_chunk_ids", ARRAY(UUID(as_uuid=True)), nullable=False, server_default="{}"),
+    Column("source_edge_ids", ARRAY(UUID(as_uuid=True)), nullable=False, server_default="{}"),
+    # Monotonic order of arrival: watermarks are "seq <= N", never timestamps.
+    Column("seq", BigInteger, nullable=False, server_default=FetchedValue()),
+    _created(),
 )
 
 VECTOR_COLUMNS = {
