@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -92,7 +93,8 @@ class ReplayProvider:
     The first entry whose `contains` occurs in the prompt and whose `response_model` is the
     requested model's class name (or "*") answers. An entry may carry `"error": "timeout" |
     "rate_limit" | "server_error"` instead of a response to simulate a failing provider; a
-    string response is returned verbatim (e.g. invalid JSON). The file is re-read when it
+    string response is returned verbatim (e.g. invalid JSON); `delay_seconds` simulates
+    latency. The file is re-read when it
     changes, so a long-lived worker sees an edited cassette.
     """
 
@@ -134,6 +136,8 @@ class ReplayProvider:
                 continue
             if entry["contains"] not in prompt:
                 continue
+            if entry.get("delay_seconds"):
+                time.sleep(float(entry["delay_seconds"]))  # simulated provider latency
             if "error" in entry:
                 factory = _SIMULATED.get(entry["error"])
                 if factory is None:
