@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from engram.adapters.llm import usage
 from engram.adapters.llm.errors import LLMInvalidOutput
-from engram.adapters.llm.providers import Provider, provider_from_settings
+from engram.adapters.llm.providers import Provider, estimate_tokens, provider_from_settings
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -36,7 +36,12 @@ class LLMGateway:
     def _call(self, messages: list[dict], response_model: str | None, subject: str | None):
         if self.rate_limiter is not None:
             self.rate_limiter.acquire(sum(len(str(m.get("content", ""))) for m in messages) // 4)
-        reply = self.provider.call(messages, response_model, subject)
+        try:
+            reply = self.provider.call(messages, response_model, subject)
+        except Exception:
+            # A failed call is still a call (and usually billed for its prompt).
+            usage.record(1, estimate_tokens(" ".join(str(m.get("content", "")) for m in messages)), 0)
+            raise
         usage.record(1, reply.prompt_tokens, reply.completion_tokens)
         return reply
 

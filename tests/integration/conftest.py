@@ -53,7 +53,8 @@ def _redis_db_url(base: str, db: int) -> str:
 class WorkerHandle:
     """A real `engram worker` process with its own broker database and settings."""
 
-    def __init__(self, services, env: dict[str, str], redis_db: int, concurrency: int, log_dir: Path):
+    def __init__(self, services, env: dict[str, str], redis_db: int, concurrency: int, log_dir: Path,
+                 flush: bool = True):
         from engram.celery_app import create_app
         from engram.tasks.client import EngramClient
 
@@ -63,7 +64,8 @@ class WorkerHandle:
         self.log_path = log_dir / f"worker-{redis_db}-{uuid.uuid4().hex[:6]}.log"
         import redis
 
-        redis.Redis.from_url(self.redis_url).flushdb()
+        if flush:
+            redis.Redis.from_url(self.redis_url).flushdb()
         saved = dict(os.environ)
         os.environ.update({k: v for k, v in self.env.items() if k.startswith("ENGRAM_")})
         reset_settings()
@@ -131,8 +133,12 @@ def worker_factory(services, tmp_path_factory):
     """Start extra workers with their own settings (env) on their own broker database."""
     started: list[WorkerHandle] = []
 
-    def make(env: dict[str, str] | None = None, concurrency: int = 1, start: bool = True) -> WorkerHandle:
-        handle = WorkerHandle(services, env or {}, next(_next_db), concurrency, tmp_path_factory.mktemp("logs"))
+    def make(env: dict[str, str] | None = None, concurrency: int = 1, start: bool = True,
+             broker_of: WorkerHandle | None = None) -> WorkerHandle:
+        """`broker_of`: share that worker's broker database (a replacement for a killed worker)."""
+        db = int(broker_of.redis_url.rsplit("/", 1)[1]) if broker_of else next(_next_db)
+        handle = WorkerHandle(services, env or {}, db, concurrency, tmp_path_factory.mktemp("logs"),
+                              flush=broker_of is None)
         started.append(handle)
         return handle.start() if start else handle
 
