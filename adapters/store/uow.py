@@ -12,6 +12,7 @@ from engram.adapters.store.engine import get_engine
 from engram.adapters.store.graph import GraphRepository
 from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
+from engram.adapters.store.sessions import SessionRepository
 
 
 class UnitOfWork:
@@ -21,6 +22,7 @@ class UnitOfWork:
         self.runs = RunRepository(conn)
         self.graph = GraphRepository(conn)
         self.search = SearchRepository(conn)
+        self.sessions = SessionRepository(conn)
 
 
 class Store:
