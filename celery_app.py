@@ -13,6 +13,7 @@ TASK_MODULES = [
     "engram.tasks.cognify",
     "engram.tasks.recall",
     "engram.tasks.maintenance",
+    "engram.tasks.graph_passes",
 ]
 
 

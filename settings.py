@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     max_chunk_tokens: int = Field(default=256, gt=8)
     max_content_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
 
+    # --- graph maintenance passes (SPEC 7) ---
+    contradiction_max_facts: int = Field(default=500, ge=2, description="facts sent in one contradiction check")
+    contradiction_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+
     # --- Celery ---
     queue_ingest: str = "ingest"
     queue_llm: str = "llm"

@@ -140,6 +140,37 @@ class ForgetResult(BaseModel):
     entities: int
 
 
+class ContradictionCheckRequest(Payload):
+    """engram.maintenance.check_contradictions: SPEC 7.1 over a whole dataset."""
+
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+
+
+class SupersedeRequest(Payload):
+    """engram.maintenance.supersede: SPEC 7.2 over a whole dataset (e.g. after changing the
+    functional relationships)."""
+
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    # {"ceo_of": "target"} or ["has_ceo"] (a list means "source")
+    functional_relationships: dict[str, Literal["source", "target"]] | list[str]
+
+    @field_validator("functional_relationships")
+    @classmethod
+    def _some(cls, value):
+        if not value:
+            raise ValueError("name at least one functional relationship")
+        return value
+
+
+class MaintenanceAccepted(BaseModel):
+    status: Literal["accepted"]
+    dataset: str
+    stage: str
+    run_id: uuid.UUID
+
+
 class RecallRequest(Payload):
     question: str = Field(min_length=1, max_length=10000)
     user: str = Field(default="default", pattern=NAME)

@@ -113,10 +113,15 @@ def execute_stage(
     load: Callable[[UnitOfWork], Any],
     compute: Callable[[Any], Any],
     persist: Callable[[UnitOfWork, Any, Any], Any] | None = None,
+    optional: bool = False,
 ) -> dict:
     """Run one stage of a run: skip if done, else load → compute (no transaction) → persist.
 
     compute's return value is the stage's stored output unless persist returns one (JSON).
+
+    optional: a stage whose failure (after its retries) is recorded on the stage alone; the
+    run goes on and ends "completed" with the failure named in its error (maintenance passes:
+    the ingested data they examine stays committed and valid).
 
     The stage's output and status are written in the same transaction as its data, so a
     crash leaves either the whole stage or none of it; a redelivered message finds the
@@ -154,7 +159,7 @@ def execute_stage(
                 output, status, reason = None, "skipped", skip.reason
     except Exception as exc:
         stop.set()
-        return _stage_failed(task, store, run_id, stage, exc, used.as_dict())
+        return _stage_failed(task, store, run_id, stage, exc, used.as_dict(), optional)
     finally:
         stop.set()
 
@@ -162,13 +167,21 @@ def execute_stage(
         if persist is not None and status == "completed":
             output = persist(uow, inputs, output)
         uow.runs.finish_stage(run_id, stage, status, output=output, reason=reason, usage=used.as_dict())
-        remaining = [s for s in uow.runs.stages(run_id) if s["status"] not in ("completed", "skipped")]
-        if not remaining:
-            uow.runs.finish_run(run_id, "completed")
+        _complete_if_done(uow, run_id)
     return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason}
 
 
-def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: Exception, used: dict) -> dict:
+def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID) -> None:
+    # In a run that has not failed, a failed stage is an optional one: it does not hold the run open.
+    stages = uow.runs.stages(run_id)
+    if any(s["status"] not in ("completed", "skipped", "failed") for s in stages):
+        return
+    failed = [f"{s['stage']}: {s['error']}" for s in stages if s["status"] == "failed"]
+    uow.runs.finish_run(run_id, "completed", error=("optional stage failed: " + "; ".join(failed)) if failed else None)
+
+
+def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: Exception, used: dict,
+                  optional: bool = False) -> dict:
     message = f"{type(exc).__name__}: {exc}"
     retries = task.request.retries or 0
     if _is_transient(exc) and retries < task.max_retries:
@@ -178,5 +191,10 @@ def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: 
     log.warning("stage %s of run %s failed: %s\n%s", stage, run_id, message, traceback.format_exc())
     with store.unit_of_work() as uow:
         uow.runs.finish_stage(run_id, stage, "failed", error=message, usage=used)
-        uow.runs.finish_run(run_id, "failed", error=f"{stage}: {message}")
+        if optional:
+            _complete_if_done(uow, run_id)
+        else:
+            uow.runs.finish_run(run_id, "failed", error=f"{stage}: {message}")
+    if optional:  # returning (not raising) lets the chain go on to the next stage
+        return {"run_id": str(run_id), "stage": stage, "status": "failed", "error": message}
     raise exc

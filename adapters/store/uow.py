@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Engine
 from engram.adapters.store.access import AccessRepository
 from engram.adapters.store.engine import get_engine
 from engram.adapters.store.graph import GraphRepository
+from engram.adapters.store.maintenance import MaintenanceRepository
 from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
 from engram.adapters.store.sessions import SessionRepository
@@ -22,6 +23,7 @@ class UnitOfWork:
         self.runs = RunRepository(conn)
         self.graph = GraphRepository(conn)
         self.search = SearchRepository(conn)
+        self.maintenance = MaintenanceRepository(conn)
         self.sessions = SessionRepository(conn)
 
 

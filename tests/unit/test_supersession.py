@@ -159,3 +159,20 @@ def test_reasserted_winner_is_reinstated():
     out = supersede(edges, ["ceo_of"], now=NOW)
     assert out[0].properties["superseded"] is False and out[0].properties["superseded_by"] is None
     assert out[1].properties["superseded_by"] == "e1"
+
+
+def test_mentions_beside_a_conflicting_group_never_collapse():
+    edges = acme_edges() + [edge("m1", "acme", "alice", "mentions", "2020"),
+                            edge("m2", "acme", "bob", "mentions", "2024")]
+    out = {e.id: e.properties for e in supersede(edges, ["ceo_of"], now=NOW)}
+    assert out["e1"]["superseded_by"] == "e2"
+    assert out["m1"] == {} and out["m2"] == {}
+
+
+def test_target_side_acceptance_example():
+    # (alice, acme, ceo_of, 2020) vs (bob, acme, ceo_of, 2024): a company has one CEO.
+    edges = [edge("e1", "alice", "acme", updated_at="2020"), edge("e2", "bob", "acme", updated_at="2024")]
+    [changed] = changed_edges(edges, {"ceo_of": "target"}, now=NOW)
+    assert changed.id == "e1" and changed.properties == {
+        "superseded": True, "superseded_by": "e2", "supersession_reason": REASON, "valid_to": "2024"}
+    assert supersede(edges, {"ceo_of": "source"}, now=NOW) == edges  # one CEO-ship per person: no conflict
