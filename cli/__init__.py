@@ -207,18 +207,24 @@ def status(
 @app.command()
 def recall(
     question: str = typer.Argument(...),
-    dataset: list[str] = typer.Option(..., "--dataset", "-d"),
+    dataset: list[str] = typer.Option([], "--dataset", "-d", help="repeatable; none = every dataset you can read"),
     user: str = typer.Option("default"),
-    search_type: str = typer.Option(None, "--type", "-t"),
+    search_type: str = typer.Option(None, "--type", "-t", help="a search type; none = the rule router picks"),
     top_k: int = typer.Option(5, "--top-k", "-k"),
+    session: str = typer.Option(None, "--session", "-s", help="session id: its entries are searched too"),
+    as_of: str = typer.Option(None, "--as-of", help="facts valid at this time (ISO date/time, or a year)"),
+    history: bool = typer.Option(False, "--history", help="include superseded facts, flagged"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Ask memory a question; prints ranked results with provenance."""
     prepare_services()
     from engram.tasks.client import EngramClient, EngramError
 
+    extra = {"session_id": session, "include_history": history or None,
+             "as_of": f"{as_of}-01-01T00:00:00Z" if as_of and as_of.isdigit() else as_of}
     try:
-        result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k)
+        result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k,
+                                       **{k: v for k, v in extra.items() if v is not None})
     except EngramError as exc:
         _fail(str(exc))
     if as_json:
@@ -229,6 +235,34 @@ def recall(
     render_recall(console, result)
 
 
+@app.command("eval")
+def eval_(
+    qa_file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON lines of {question, answer}"),
+    dataset: list[str] = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    search_type: str = typer.Option(None, "--type", "-t"),
+    top_k: int = typer.Option(5, "--top-k", "-k", help="k of answer-in-context@k, and the recall depth"),
+    out: Path = typer.Option(None, "--out", "-o", help="JSON report (default: eval-<dataset>.json)"),
+) -> None:
+    """Recall every question of a QA file; print EM, F1 and answer-in-context@k; write a report."""
+    prepare_services()
+    from engram.cli.progress import render_eval
+    from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
+    from engram.tasks.client import EngramClient
+
+    try:
+        qa = load_qa(qa_file.read_text().splitlines())
+    except BadQAFile as exc:
+        _fail(f"{qa_file}: {exc}")
+    client = EngramClient()
+    report = evaluate(qa, lambda q: client.recall(q, datasets=dataset, user=user, search_type=search_type,
+                                                   top_k=top_k), top_k)
+    report.update(qa_file=str(qa_file), datasets=dataset, search_type=search_type)
+    out = out or Path(f"eval-{'-'.join(dataset)}.json")
+    out.write_text(json.dumps(report, indent=2, default=str))
+    render_eval(console, report, out)
+
+
 @app.command()
 def demo(corpus: Path = typer.Option(None, help="directory of documents (default: the shipped demo corpus)")) -> None:
     """Start services and a worker, remember a corpus, answer questions, shut down."""
@@ -237,11 +271,90 @@ def demo(corpus: Path = typer.Option(None, help="directory of documents (default
     raise typer.Exit(run_demo(console, corpus))
 
 
+# ------------------------------------------------------------------ sessions and improve
+
+
+@app.command()
+def improve(
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    session: list[str] = typer.Option([], "--session", "-s", help="session id (repeatable)"),
+    user: str = typer.Option("default"),
+    wait: bool = typer.Option(False, "--wait", help="block until the run finishes; show its stages"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Improve a dataset now (explicit: never declined by admission). Without --session only the
+    dataset-wide stages run."""
+    prepare_services()
+    from engram.cli.sessions import render_run, wait_for_run
+    from engram.tasks.client import EngramClient, EngramError
+
+    client = EngramClient()
+    try:
+        result = client.improve(dataset, session_ids=session, user=user)
+        run = wait_for_run(client, str(result.run_id)) if wait and result.status == "started" else None
+    except EngramError as exc:
+        _fail(str(exc))
+    if as_json:
+        console.print_json(json.dumps({"result": result.model_dump(mode="json"), "run": run}))
+        return
+    console.print(f"improve: [bold]{result.status}[/bold]"
+                  + (f" (run {result.run_id}, fence {result.fence})" if result.run_id else "")
+                  + (f" — {result.reason}; rerun requested" if result.rerun_requested else ""))
+    if run is not None:
+        render_run(console, run)
+
+
+@app.command()
+def sessions(
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    session: str = typer.Option(None, "--session", "-s"),
+    user: str = typer.Option("default"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Sessions of a dataset: entries, pending work, last improve, claim holders, last run."""
+    prepare_services()
+    from engram.cli.sessions import render_sessions
+    from engram.tasks.client import EngramClient, EngramError
+
+    try:
+        view = EngramClient().sessions(dataset, session_id=session, user=user)
+    except EngramError as exc:
+        _fail(str(exc))
+    if as_json:
+        console.print_json(json.dumps(view))
+        return
+    render_sessions(console, view)
+
+
+@app.command()
+def feedback(
+    entry_id: str = typer.Argument(..., help="session entry id (from remember's session_stored answer)"),
+    verdict: str = typer.Argument(..., help="helpful or harmful"),
+    score: float = typer.Option(None, help="0..1, stored as the entry's confidence"),
+    user: str = typer.Option("default"),
+) -> None:
+    """Record feedback on a session entry; the next improve folds it into feedback weights."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    try:
+        result = EngramClient().feedback(entry_id, verdict, score=score, user=user)
+    except EngramError as exc:
+        _fail(str(exc))
+    console.print(f"feedback recorded: helpful {result['helpful_count']}, harmful {result['harmful_count']}, "
+                  f"confidence {result['confidence']:.2f}")
+
 def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    finally:
+        # Celery result handles left in reference cycles unsubscribe from Redis when collected;
+        # collect them now, not during interpreter shutdown when imports no longer work.
+        import gc
+
+        gc.collect()
 
 
 if __name__ == "__main__":
