@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import Celery
 from celery.signals import worker_process_init
-from kombu import Queue
+from kombu import Exchange, Queue
 
 from engram.adapters.services import resolve
 from engram.settings import get_settings
@@ -13,6 +13,9 @@ TASK_MODULES = [
     "engram.tasks.cognify",
     "engram.tasks.recall",
     "engram.tasks.maintenance",
+    "engram.tasks.sessions",
+    "engram.tasks.improve",
+    "engram.tasks.improve_sweeps",
     "engram.tasks.graph_passes",
 ]
 
@@ -30,6 +33,10 @@ def _routes(s) -> dict:
         "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
         "engram.recall": {"queue": s.queue_recall},
         "engram.maintenance.*": {"queue": s.queue_maintenance},
+        "engram.feedback": {"queue": s.queue_ingest},
+        "engram.sessions": {"queue": s.queue_ingest},
+        "engram.improve": {"queue": s.queue_maintenance},
+        "engram.improve.*": {"queue": s.queue_maintenance},
     }
 
 
@@ -42,7 +49,10 @@ def create_app() -> Celery:
         result_serializer="json",
         accept_content=["json"],
         result_accept_content=["json"],
-        task_queues=[Queue(name) for name in s.queues],
+        # One direct exchange and routing key per queue: a route names exactly one queue.
+        task_queues=[Queue(name, Exchange(name, type="direct"), routing_key=name) for name in s.queues],
+        task_default_exchange=s.queue_ingest,
+        task_default_routing_key=s.queue_ingest,
         task_default_queue=s.queue_ingest,
         task_routes=_routes(s),
         # Stages are idempotent (deterministic ids + upserts): a redelivery is harmless,
@@ -67,6 +77,8 @@ def create_app() -> Celery:
     from engram.beat_schedule import beat_schedule
 
     app.conf.beat_schedule = beat_schedule(s)
+    # Exactly one beat schedules: the others hold off while it owns a Redis lock.
+    app.conf.beat_scheduler = "engram.adapters.beat:SingleBeatScheduler"
     return app
 
 

@@ -19,11 +19,13 @@ QUESTIONS = [
 ]
 
 
-def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dict | None = None) -> subprocess.Popen:
+def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dict | None = None,
+                 log_path: Path | None = None) -> subprocess.Popen:
     env = dict(os.environ, **(extra_env or {}))
+    log = open(log_path, "ab") if log_path else None
     return subprocess.Popen(
         [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}"],
-        env=env, start_new_session=True,
+        env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT if log else None,
     )
 
 
@@ -67,7 +69,9 @@ def run_demo(console: Console, corpus: Path | None) -> int:
     from engram.cli.progress import follow_runs, render_recall
     from engram.tasks.client import EngramClient
 
-    proc = start_worker()
+    log_path = settings.state_dir / "demo-worker.log"
+    proc = start_worker(log_path=log_path)
+    console.print(f"worker started (2 processes); its log: {log_path}")
     try:
         wait_for_worker(app, proc)
         client = EngramClient(app)
