@@ -25,7 +25,8 @@ def _routes(s) -> dict:
         "engram.remember": {"queue": s.queue_ingest},
         "engram.cognify": {"queue": s.queue_ingest},
         "engram.forget": {"queue": s.queue_ingest},
-        "engram.status": {"queue": s.queue_ingest},
+        # Reads go to the recall queue, not behind the ingest backlog they report on.
+        "engram.status": {"queue": s.queue_recall},
         "engram.cognify.classify": {"queue": s.queue_ingest},
         "engram.cognify.chunk": {"queue": s.queue_ingest},
         "engram.cognify.extract_graph_and_summarize": {"queue": s.queue_llm},

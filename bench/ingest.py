@@ -44,7 +44,7 @@ def build_cassette(docs: list[tuple[str, str]], max_chunk_tokens: int, latency: 
 def run_pipeline(app, docs, dataset: str, workers: int, timeout: float = 3600) -> dict:
     from engram.tasks.client import EngramClient
 
-    client = EngramClient(app, timeout=300)
+    client = EngramClient(app, timeout=300, local_reads=True)
     started = time.perf_counter()
     handle = client.remember(dataset=dataset, items=[{"text": t, "name": n} for n, t in docs])
     statuses = handle.wait(timeout=timeout, poll=0.25)

@@ -155,7 +155,7 @@ def remember(
     prepare_services()
     from engram.tasks.client import EngramClient, EngramError
 
-    client = EngramClient()
+    client = EngramClient(local_reads=True)
     path = Path(target)
     try:
         handle = client.remember(None if path.exists() else target, dataset=dataset, user=user,
@@ -189,7 +189,7 @@ def status(
 
     from engram.tasks.client import EngramClient, EngramError
 
-    client = EngramClient()
+    client = EngramClient(local_reads=True)
     try:
         runs = [client.run_status(uuid.UUID(run_id))] if run_id else client.dataset_status(dataset, user)
     except (EngramError, ValueError) as exc:
@@ -254,7 +254,7 @@ def eval_(
         qa = load_qa(qa_file.read_text().splitlines())
     except BadQAFile as exc:
         _fail(f"{qa_file}: {exc}")
-    client = EngramClient()
+    client = EngramClient(local_reads=True)
     report = evaluate(qa, lambda q: client.recall(q, datasets=dataset, user=user, search_type=search_type,
                                                    top_k=top_k), top_k)
     report.update(qa_file=str(qa_file), datasets=dataset, search_type=search_type)
@@ -288,7 +288,7 @@ def improve(
     from engram.cli.sessions import render_run, wait_for_run
     from engram.tasks.client import EngramClient, EngramError
 
-    client = EngramClient()
+    client = EngramClient(local_reads=True)
     try:
         result = client.improve(dataset, session_ids=session, user=user)
         run = wait_for_run(client, str(result.run_id)) if wait and result.status == "started" else None

@@ -74,7 +74,7 @@ def run_demo(console: Console, corpus: Path | None) -> int:
     console.print(f"worker started (2 processes); its log: {log_path}")
     try:
         wait_for_worker(app, proc)
-        client = EngramClient(app)
+        client = EngramClient(app, local_reads=True)
         handle = client.remember(dataset="demo", paths=[corpus])
         console.print(f"remembering {len(handle.runs)} documents from {corpus}")
         statuses = follow_runs(console, handle.runs)

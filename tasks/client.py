@@ -68,9 +68,13 @@ class RememberHandle:
 
 
 class EngramClient:
-    def __init__(self, app: Celery | None = None, timeout: float = 120.0):
+    """`local_reads=True` reads run status straight from Postgres (for processes that can reach
+    it, like the CLI): a status poll then never waits in a queue behind the work it watches."""
+
+    def __init__(self, app: Celery | None = None, timeout: float = 120.0, local_reads: bool = False):
         self.app = app or _default_app()
         self.timeout = timeout
+        self.local_reads = local_reads
 
     def call(self, name: str, **kwargs) -> dict:
         result = self.app.send_task(name, kwargs=kwargs)
@@ -115,12 +119,19 @@ class EngramClient:
 
     # -------------------------------------------------------------- the rest
 
+    def _status(self, **kwargs) -> StatusResult:
+        if self.local_reads:
+            from engram.models.payloads import StatusRequest
+            from engram.tasks.status import run_status
+
+            return run_status(StatusRequest(**kwargs))
+        return StatusResult.model_validate(self.call("engram.status", **kwargs))
+
     def run_status(self, run_id: uuid.UUID) -> RunStatus:
-        return StatusResult.model_validate(self.call("engram.status", run_id=str(run_id))).runs[0]
+        return self._status(run_id=str(run_id)).runs[0]
 
     def dataset_status(self, dataset: str, user: str = "default", limit: int = 100) -> list[RunStatus]:
-        return StatusResult.model_validate(
-            self.call("engram.status", dataset=dataset, user=user, limit=limit)).runs
+        return self._status(dataset=dataset, user=user, limit=limit).runs
 
     def retry(self, run_id: uuid.UUID) -> dict:
         return self.call("engram.cognify", run_id=str(run_id))
