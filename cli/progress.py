@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from engram.models.payloads import RecallResult, RunStatus
 from engram.pipelines.cognify.pipeline import BASE_STAGES
@@ -37,17 +39,49 @@ def render_recall(console: Console, result: RecallResult) -> None:
     head = f"[bold]{result.search_type}[/bold]"
     if result.routed:
         head += f" (routed, score {result.route_score})"
+    if result.fallback_from:
+        head += f" (fallback from {result.fallback_from})"
+    if result.datasets:
+        head += f"  datasets: {', '.join(result.datasets)}"
+    if result.sources:
+        head += f"  sources: {', '.join(result.sources)}"
     console.print(head)
     if result.note:
-        console.print(f"[dim]{result.note}[/dim]")
+        console.print(f"[dim]{escape(result.note)}[/dim]")
+    if not result.items:
+        console.print("[yellow]nothing found[/yellow]")
     for rank, item in enumerate(result.items, 1):
         p = item.provenance
         source = p.title or (str(p.document_id)[:8] if p.document_id else "")
         flags = " [yellow](superseded)[/yellow]" if item.superseded else ""
-        console.print(f"{rank:>2}. [{item.kind}] {item.score:.3f}{flags}  {item.text.strip()[:300]}")
-        where = ", ".join(x for x in [p.dataset and f"dataset {p.dataset}", source and f"document {source}",
-                                      p.chunk_ids and f"chunks {','.join(str(c)[:8] for c in p.chunk_ids[:3])}"] if x)
+        style = "bold green" if item.kind == "answer" else "cyan"
+        console.print(f"{rank:>2}. [{style}]\\[{item.kind}][/{style}] {item.score:.3f}{flags}  "
+                      f"{escape(item.text.strip()[:300])}")
+        where = ", ".join(x for x in [
+            p.dataset and f"dataset {p.dataset}",
+            source and f"document {escape(source)}",
+            p.chunk_ids and f"chunks {','.join(str(c)[:8] for c in p.chunk_ids[:3])}"
+            + (f" (+{len(p.chunk_ids) - 3})" if len(p.chunk_ids) > 3 else ""),
+            p.edge_ids and f"edges {','.join(str(e)[:8] for e in p.edge_ids[:3])}"
+            + (f" (+{len(p.edge_ids) - 3})" if len(p.edge_ids) > 3 else ""),
+        ] if x)
         if where:
             console.print(f"     [dim]{where}[/dim]")
         for conflict in item.conflicts:
-            console.print(f"     [red]conflicts with:[/red] {conflict.get('fact')} ({conflict.get('reason')})")
+            console.print(f"     [red]conflicts with:[/red] {escape(str(conflict.get('fact')))} "
+                          f"({escape(str(conflict.get('reason')))}, confidence {conflict.get('confidence')})")
+
+
+def render_eval(console: Console, report: dict, out) -> None:
+    table = Table("#", "question", "gold", "EM", "F1", f"in ctx@{report['k']}", "top document")
+    for n, row in enumerate(report["questions"], 1):
+        table.add_row(str(n), escape(row["question"][:60]), escape(str(row["answer"])[:30]),
+                      f"{row['exact_match']:.0f}", f"{row['f1']:.2f}", "yes" if row["answer_in_context"] else "no",
+                      escape(row.get("error") or str((row.get("top_titles") or [""])[0] or "")))
+    console.print(table)
+    m, k = report["metrics"], report["k"]
+    mode = "generated answers" if m["generated"] else "top context (no LLM answer)"
+    console.print(f"[bold]EM {m['exact_match']:.3f}  F1 {m['f1']:.3f}  "
+                  f"answer-in-context@{k} {m[f'answer_in_context@{k}']:.3f}[/bold]"
+                  f"  over {m['count']} questions ({mode}; {m['errors']} errors)")
+    console.print(f"report: {out}")

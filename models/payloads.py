@@ -7,7 +7,7 @@ each task validates them here first, so a malformed payload fails at once and wr
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -175,7 +175,7 @@ class RecallRequest(Payload):
     question: str = Field(min_length=1, max_length=10000)
     user: str = Field(default="default", pattern=NAME)
     datasets: list[str] = Field(default_factory=list, max_length=50)
-    session_id: str | None = None
+    session_id: str | None = Field(default=None, min_length=1, max_length=200)
     search_type: str | None = None
     top_k: int = Field(default=10, ge=1, le=200)
     as_of: datetime | None = None
@@ -186,6 +186,26 @@ class RecallRequest(Payload):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("question is blank")
+        return value
+
+    @field_validator("search_type")
+    @classmethod
+    def _known_type(cls, value: str | None) -> str | None:
+        from engram.models.search import SearchType
+
+        if value is None or not value.strip():
+            return None
+        name = value.strip().upper()
+        if name not in SearchType.__members__:
+            raise ValueError(f"unknown search type {value!r}; expected one of {', '.join(SearchType.__members__)}")
+        return name
+
+    @field_validator("as_of")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        # A naive timestamp means UTC, never the server's local time.
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
         return value
 
 
@@ -215,3 +235,6 @@ class RecallResult(BaseModel):
     generated: bool = Field(default=False, description="False: no LLM, items are retrieved context")
     note: str | None = None
     items: list[RecallItem]
+    datasets: list[str] = Field(default_factory=list, description="the datasets searched, all read-authorised")
+    sources: list[str] = Field(default_factory=list, description="lanes that contributed: session, graph")
+    fallback_from: str | None = Field(default=None, description="auto-routed type that came back empty")

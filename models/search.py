@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 
 
@@ -19,3 +21,35 @@ class SearchType(str, Enum):
     TEMPORAL = "TEMPORAL"
     FEELING_LUCKY = "FEELING_LUCKY"  # the router picks
     AGENTIC_COMPLETION = "AGENTIC_COMPLETION"  # SPEC §8
+
+
+# Search types that end in a generated answer when an LLM is configured.
+COMPLETION_TYPES: frozenset[SearchType] = frozenset({
+    SearchType.RAG_COMPLETION,
+    SearchType.GRAPH_COMPLETION,
+    SearchType.GRAPH_COMPLETION_COT,
+    SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION,
+    SearchType.GRAPH_SUMMARY_COMPLETION,
+    SearchType.TRIPLET_COMPLETION,
+    SearchType.HYBRID_COMPLETION,
+    SearchType.TEMPORAL,
+})
+
+
+@dataclass(frozen=True)
+class EdgeWindow:
+    """Which edges a graph lane may read (SPEC §5 Beyond).
+
+    Precedence: `as_of` (edges valid at that instant, superseded later or not) over
+    `include_history` (every edge, superseded ones flagged) over the default (current edges
+    only: not superseded, not expired).
+    """
+
+    as_of: datetime | None = None
+    include_history: bool = False
+
+    @property
+    def mode(self) -> str:
+        if self.as_of is not None:
+            return "as_of"
+        return "history" if self.include_history else "current"

@@ -1,34 +1,57 @@
-"""engram.recall: authorise every dataset first, then retrieve through the recall lanes."""
+"""engram.recall: authorise every dataset first, then recall through the pure pipeline.
+
+Dataset rules: `user` defaults to "default"; named datasets are looked up as the user's own
+first, then shared ones, and each must grant the user `read` (else UnknownDataset /
+AccessDenied, never a silently empty answer). No datasets named means every dataset the
+user may read; with a session_id and none readable, only the (empty) session lane runs.
+"""
 
 from __future__ import annotations
 
 from engram.adapters.embed import get_embedder
-from engram.adapters.store import Store
+from engram.adapters.llm.errors import LLMError
+from engram.adapters.llm.gateway import gateway_from_settings
+from engram.adapters.store import Store, UnitOfWork
+from engram.adapters.store.access import UnknownDataset
 from engram.models.payloads import RecallRequest, RecallResult
-from engram.pipelines.recall import lanes
+from engram.pipelines import ids
+from engram.pipelines.recall.context import Scope
+from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 
 
-def recall_query(req: RecallRequest) -> RecallResult:
-    """Library form of engram.recall (the task calls this)."""
+def authorised_scope(uow: UnitOfWork, req: RecallRequest) -> Scope:
+    user_id = ids.user_id(req.user)
+    if req.datasets:
+        names = {uow.access.authorise(name, req.user, "read"): name for name in dict.fromkeys(req.datasets)}
+    else:
+        names = dict(uow.search.readable_datasets(user_id))
+        if not names and not req.session_id:
+            raise UnknownDataset(f"user {req.user!r} can read no dataset; remember something first or name one")
+    return Scope(datasets=list(names), names=names, user_id=user_id)
+
+
+def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None,
+                 exact_scan: bool = False) -> RecallResult:
+    """Library form of engram.recall (the task calls this). `embedder` / `gateway` override the
+    configured ones; `exact_scan` bypasses the vector indexes (benchmarks compare against it)."""
     settings = get_settings()
     with Store().unit_of_work() as uow:
-        if not req.datasets:
-            raise ValueError("give at least one dataset to recall from")
-        datasets = [uow.access.authorise(name, req.user, "read") for name in req.datasets]
-        names = dict(zip(datasets, req.datasets))
-        embedder = get_embedder(settings)
-        search_type = (req.search_type or "CHUNKS").upper()
-        if search_type == "CHUNKS":
-            items = lanes.chunk_items(uow.search, embedder, datasets, names, req.question, req.top_k)
-        elif search_type in ("TRIPLET_COMPLETION", "GRAPH_COMPLETION"):
-            items = lanes.triplet_items(uow.search, embedder, datasets, names, req.question, req.top_k)
-        else:
-            raise ValueError(f"unsupported search_type {req.search_type!r}")
-    return RecallResult(question=req.question, search_type=search_type, items=items)
+        scope = authorised_scope(uow, req)
+        uow.search.exact = exact_scan
+        ports = RecallPorts(
+            search=uow.search, sessions=uow.sessions, llm_errors=(LLMError,),
+            embedder=embedder or get_embedder(settings), gateway=gateway or gateway_from_settings(settings),
+        )
+        result = run_recall(req, scope, ports)
+        entry = session_entry(req, scope, result)
+        if entry is not None:
+            uow.access.ensure_user(req.user)
+            uow.sessions.add_entry(**entry, entry_id=entry_id(request_id))
+    return result
 
 
 @engram_task("engram.recall", payload=RecallRequest)
 def recall(self, req: RecallRequest) -> dict:
-    return recall_query(req).model_dump(mode="json")
+    return recall_query(req, request_id=self.request.id).model_dump(mode="json")

@@ -1,4 +1,5 @@
-"""Reads for recall: vector, lexical and graph-neighbourhood queries, always dataset-scoped."""
+"""Reads for recall: vector, lexical, temporal and graph-neighbourhood queries, always
+dataset-scoped. The caller authorises the datasets first; every query filters on them."""
 
 from __future__ import annotations
 
@@ -7,35 +8,162 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, text
 
+from engram.models.search import EdgeWindow
+
+# Structural edges are never facts: `contains` joins a chunk to an entity, `contradicts`
+# annotates two facts (returned as a conflict on them, not as a fact of its own).
+_NOT_FACT = "g.relationship NOT IN ('contains', 'contradicts')"
+_YEAR_RE = r"\m([12][0-9]{3})\M"  # a 4-digit year as a whole word, 1000-2999
+_CHUNK_COLUMNS = (
+    "c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance, c.truth_alignment,"
+    " c.truth_epoch, c.truth_signature, d.data_item_id, d.title"
+)
+
+
+def _vector(v: Sequence[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+
+
+def _window_sql(window: EdgeWindow, alias: str = "g", *, exact: bool = True) -> tuple[str, dict]:
+    """SQL condition choosing the edges a window admits.
+
+    as_of: valid_from <= as_of < valid_to, open ends allowed. An edge with no valid_from that
+    superseded others became valid when they stopped being valid (their valid_to); a
+    superseded edge with no valid_to ended at its last update. `exact=False` leaves out the
+    correlated sub-query (for index scans); the exact filter is applied when rows are read.
+    """
+    g = alias
+    if window.as_of is not None:
+        ends = f"COALESCE({g}.valid_to, CASE WHEN {g}.superseded THEN {g}.updated_at END)"
+        cond = f" AND ({ends} IS NULL OR {ends} > :as_of)"
+        if exact:
+            starts = (f"COALESCE({g}.valid_from, (SELECT min(l.valid_to) FROM edges l"
+                      f" WHERE l.superseded_by = {g}.id AND l.dataset_id = {g}.dataset_id))")
+            cond += f" AND ({starts} IS NULL OR {starts} <= :as_of)"
+        return cond, {"as_of": window.as_of}
+    if window.include_history:
+        return "", {}
+    return f" AND NOT {g}.superseded AND ({g}.valid_to IS NULL OR {g}.valid_to > now())", {}
+
 
 class SearchRepository:
-    def __init__(self, conn: Connection):
+    def __init__(self, conn: Connection, exact: bool = False):
         self.conn = conn
+        # True: bypass the vector indexes (benchmarks measure HNSW against this exact scan).
+        self.exact = exact
 
-    def _iterative(self) -> None:
-        # pgvector 0.8: keep scanning the HNSW index until enough rows pass the dataset filter.
-        self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+    # ------------------------------------------------------------ scope
 
-    def chunks_by_vector(self, datasets: Sequence[uuid.UUID], vector: list[float], limit: int) -> list[dict]:
-        self._iterative()
+    def readable_datasets(self, user_id: uuid.UUID) -> list[tuple[uuid.UUID, str]]:
+        """Every dataset the user holds a read grant on (own ones included), by name."""
         rows = self.conn.execute(
             text(
-                "SELECT c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance,"
-                " c.truth_alignment, c.truth_epoch, c.truth_signature, d.data_item_id, d.title,"
-                " c.embedding <=> CAST(:v AS vector) AS distance"
-                " FROM chunks c JOIN documents d ON d.id = c.document_id"
-                " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL"
-                " ORDER BY c.embedding <=> CAST(:v AS vector) LIMIT :k"
+                "SELECT d.id, d.name FROM datasets d JOIN dataset_grants g ON g.dataset_id = d.id"
+                " WHERE g.principal = :p AND g.permission = 'read' ORDER BY d.name, d.created_at"
             ),
-            {"v": str(list(vector)), "ds": list(datasets), "k": limit},
+            {"p": f"user:{user_id}"},
+        ).all()
+        return [(r[0], r[1]) for r in rows]
+
+    # ------------------------------------------------------------ vector access
+
+    def _nearest(self, limit: int) -> None:
+        if self.exact:
+            self.conn.execute(text("SET LOCAL enable_indexscan = off"))
+            self.conn.execute(text("SET LOCAL enable_bitmapscan = off"))
+            return
+        # pgvector 0.8: keep scanning the HNSW index until enough rows pass the dataset filter.
+        self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * int(limit)))}"))
+
+    def chunks_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
+        self._nearest(limit)
+        # The index scan runs on chunks alone; relaxed order is re-sorted after the join.
+        rows = self.conn.execute(
+            text(
+                "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
+                " FROM chunks WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL"
+                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
+                f" SELECT {_CHUNK_COLUMNS}, h.distance FROM hits h JOIN chunks c ON c.id = h.id"
+                " JOIN documents d ON d.id = c.document_id ORDER BY h.distance, c.id"
+            ),
+            {"v": _vector(vector), "ds": list(datasets), "k": limit},
         ).mappings()
         return [dict(r) for r in rows]
 
-    def chunks_lexical(self, datasets: Sequence[uuid.UUID], query: str, limit: int) -> list[dict]:
+    def chunks_by_ids(self, chunk_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict]:
+        rows = self.conn.execute(
+            text(f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
+                 " WHERE c.id = ANY(:ids)"),
+            {"ids": list(chunk_ids)},
+        ).mappings()
+        return {r["id"]: dict(r) for r in rows}
+
+    def summaries_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
+        self._nearest(limit)
         rows = self.conn.execute(
             text(
-                "SELECT c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance,"
-                " d.data_item_id, d.title, ts_rank_cd(c.tsv, q) AS rank"
+                "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
+                " FROM summaries WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL"
+                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
+                " SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
+                " c.importance, h.distance FROM hits h JOIN summaries s ON s.id = h.id"
+                " JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
+                " ORDER BY h.distance, s.id"
+            ),
+            {"v": _vector(vector), "ds": list(datasets), "k": limit},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def summaries_of_chunks(self, chunk_ids: Sequence[uuid.UUID], vector: Sequence[float]) -> list[dict]:
+        rows = self.conn.execute(
+            text(
+                "SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
+                " c.importance, s.embedding <=> CAST(:v AS vector) AS distance"
+                " FROM summaries s JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
+                " WHERE s.chunk_id = ANY(:ids)"
+            ),
+            {"v": _vector(vector), "ids": list(chunk_ids)},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def entities_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
+        self._nearest(limit)
+        rows = self.conn.execute(
+            text(
+                "SELECT e.id, e.display_name, e.description, e.dataset_id,"
+                " e.embedding <=> CAST(:v AS vector) AS distance FROM entities e"
+                " WHERE e.dataset_id = ANY(:ds) AND e.embedding IS NOT NULL"
+                " ORDER BY e.embedding <=> CAST(:v AS vector) LIMIT :k"
+            ),
+            {"v": _vector(vector), "ds": list(datasets), "k": limit},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def edges_by_vector(
+        self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int, window: EdgeWindow = EdgeWindow()
+    ) -> list[dict]:
+        """Fact edges nearest by edge-text vector (structural ones excluded)."""
+        self._nearest(limit)
+        cond, params = _window_sql(window, exact=False)
+        rows = self.conn.execute(
+            text(
+                "SELECT g.id, g.edge_text, g.embedding <=> CAST(:v AS vector) AS distance FROM edges g"
+                f" WHERE g.dataset_id = ANY(:ds) AND g.embedding IS NOT NULL AND {_NOT_FACT}{cond}"
+                " ORDER BY g.embedding <=> CAST(:v AS vector) LIMIT :k"
+            ),
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    # ------------------------------------------------------------ lexical
+
+    def chunks_lexical(self, datasets: Sequence[uuid.UUID], query: str, limit: int) -> list[dict]:
+        """Every term (and quoted phrase) must match: websearch syntax. Rank: cover density
+        (how close the terms stand) plus frequency (how often), so ties are rare."""
+        rows = self.conn.execute(
+            text(
+                f"SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q) + ts_rank(c.tsv, q) AS rank"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id,"
                 " websearch_to_tsquery('english', :q) q"
                 " WHERE c.dataset_id = ANY(:ds) AND c.tsv @@ q"
@@ -46,13 +174,12 @@ class SearchRepository:
         return [dict(r) for r in rows]
 
     def chunks_lexical_any(self, datasets: Sequence[uuid.UUID], query: str, limit: int) -> list[dict]:
-        """OR-of-terms lexical match, for hybrid ranking where every term need not appear."""
+        """OR-of-terms lexical match, ranked by how many and how close the terms are."""
         rows = self.conn.execute(
             text(
                 "WITH q AS (SELECT to_tsquery('english', string_agg(lexeme, ' | ')) AS q"
                 " FROM unnest(to_tsvector('english', :q)))"
-                " SELECT c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance,"
-                " d.data_item_id, d.title, ts_rank_cd(c.tsv, q.q) AS rank"
+                f" SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q.q) + ts_rank(c.tsv, q.q) AS rank"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id, q"
                 " WHERE q.q IS NOT NULL AND c.dataset_id = ANY(:ds) AND c.tsv @@ q.q"
                 " ORDER BY rank DESC, c.id LIMIT :k"
@@ -61,69 +188,90 @@ class SearchRepository:
         ).mappings()
         return [dict(r) for r in rows]
 
-    def summaries_by_vector(self, datasets: Sequence[uuid.UUID], vector: list[float], limit: int) -> list[dict]:
-        self._iterative()
-        rows = self.conn.execute(
-            text(
-                "SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
-                " c.importance, s.embedding <=> CAST(:v AS vector) AS distance"
-                " FROM summaries s JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
-                " WHERE s.dataset_id = ANY(:ds) AND s.embedding IS NOT NULL"
-                " ORDER BY s.embedding <=> CAST(:v AS vector) LIMIT :k"
-            ),
-            {"v": str(list(vector)), "ds": list(datasets), "k": limit},
-        ).mappings()
-        return [dict(r) for r in rows]
+    # ------------------------------------------------------------ temporal
 
-    def entities_by_vector(self, datasets: Sequence[uuid.UUID], vector: list[float], limit: int) -> list[dict]:
-        self._iterative()
-        rows = self.conn.execute(
-            text(
-                "SELECT e.id, e.display_name, e.description, e.dataset_id,"
-                " e.embedding <=> CAST(:v AS vector) AS distance FROM entities e"
-                " WHERE e.dataset_id = ANY(:ds) AND e.embedding IS NOT NULL"
-                " ORDER BY e.embedding <=> CAST(:v AS vector) LIMIT :k"
-            ),
-            {"v": str(list(vector)), "ds": list(datasets), "k": limit},
-        ).mappings()
-        return [dict(r) for r in rows]
-
-    def edges_by_vector(
-        self, datasets: Sequence[uuid.UUID], vector: list[float], limit: int, include_structural: bool = False
+    def chunks_in_years(
+        self, datasets: Sequence[uuid.UUID], vector: Sequence[float], first: int, last: int, limit: int
     ) -> list[dict]:
-        self._iterative()
+        """Chunks naming a year in [first, last], nearest first, with the years they name."""
+        self._nearest(limit)
         rows = self.conn.execute(
             text(
-                "SELECT g.id, g.edge_text, g.embedding <=> CAST(:v AS vector) AS distance"
-                " FROM edges g WHERE g.dataset_id = ANY(:ds) AND g.embedding IS NOT NULL"
-                + ("" if include_structural else " AND g.relationship <> 'contains'")
-                + " ORDER BY g.embedding <=> CAST(:v AS vector) LIMIT :k"
+                f"SELECT {_CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance,"
+                " ARRAY(SELECT DISTINCT m[1]::int FROM regexp_matches(c.text, :re, 'g') m"
+                "  WHERE m[1]::int BETWEEN :lo AND :hi ORDER BY 1) AS years"
+                " FROM chunks c JOIN documents d ON d.id = c.document_id"
+                " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND EXISTS ("
+                "  SELECT 1 FROM regexp_matches(c.text, :re, 'g') m WHERE m[1]::int BETWEEN :lo AND :hi)"
+                " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
             ),
-            {"v": str(list(vector)), "ds": list(datasets), "k": limit},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, "re": _YEAR_RE, "lo": first, "hi": last},
         ).mappings()
         return [dict(r) for r in rows]
+
+    def dated_triplets(
+        self,
+        datasets: Sequence[uuid.UUID],
+        vector: Sequence[float],
+        first: int,
+        last: int,
+        window: EdgeWindow = EdgeWindow(),
+        limit: int = 100,
+    ) -> list[dict]:
+        """Facts dated in [first, last]: by valid_from, or by a year in the edge's own text."""
+        where = (
+            "((g.valid_from IS NOT NULL AND extract(year FROM g.valid_from) BETWEEN :lo AND :hi)"
+            " OR EXISTS (SELECT 1 FROM regexp_matches(g.edge_text, :re, 'g') m WHERE m[1]::int BETWEEN :lo AND :hi))"
+        )
+        return self._triplets(datasets, vector, where, {"lo": first, "hi": last, "re": _YEAR_RE}, window, limit)
+
+    # ------------------------------------------------------------ graph
 
     def triplets(
         self,
         datasets: Sequence[uuid.UUID],
+        vector: Sequence[float],
         *,
         edge_ids: Sequence[uuid.UUID] = (),
         entity_ids: Sequence[uuid.UUID] = (),
+        window: EdgeWindow = EdgeWindow(),
         limit: int = 200,
     ) -> list[dict]:
-        """Entity-to-entity edges given by id or touching the given entities (depth 1)."""
+        """Entity-to-entity fact edges given by id or touching the given entities (depth 1)."""
+        where = "(g.id = ANY(:eids) OR g.source_id = ANY(:nids) OR g.target_id = ANY(:nids))"
+        params = {"eids": list(edge_ids), "nids": list(entity_ids)}
+        return self._triplets(datasets, vector, where, params, window, limit)
+
+    def _triplets(self, datasets, vector, where: str, params: dict, window: EdgeWindow, limit: int) -> list[dict]:
+        cond, window_params = _window_sql(window)
         rows = self.conn.execute(
             text(
                 "SELECT g.id, g.source_id, g.target_id, g.relationship, g.edge_text, g.properties,"
                 " g.provenance, g.superseded, g.superseded_by, g.supersession_reason, g.valid_from,"
                 " g.valid_to, g.created_at, g.updated_at, g.dataset_id,"
-                " s.display_name AS source_name, t.display_name AS target_name"
+                " s.display_name AS source_name, t.display_name AS target_name,"
+                " 1 - (g.embedding <=> CAST(:v AS vector)) AS edge_sim,"
+                " 1 - (s.embedding <=> CAST(:v AS vector)) AS source_sim,"
+                " 1 - (t.embedding <=> CAST(:v AS vector)) AS target_sim"
                 " FROM edges g JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
-                " WHERE g.dataset_id = ANY(:ds)"
-                " AND (g.id = ANY(:eids) OR g.source_id = ANY(:nids) OR g.target_id = ANY(:nids))"
-                " ORDER BY g.updated_at DESC, g.id LIMIT :k"
+                f" WHERE g.dataset_id = ANY(:ds) AND {_NOT_FACT} AND {where}{cond}"
+                " ORDER BY edge_sim DESC NULLS LAST, g.id LIMIT :k"
             ),
-            {"ds": list(datasets), "eids": list(edge_ids), "nids": list(entity_ids), "k": limit},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params, **window_params},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def contradictions(self, datasets: Sequence[uuid.UUID], entity_ids: Sequence[uuid.UUID]) -> list[dict]:
+        """`contradicts` edges touching any of the entities, with their properties."""
+        if not entity_ids:
+            return []
+        rows = self.conn.execute(
+            text(
+                "SELECT g.id, g.source_id, g.target_id, g.properties FROM edges g"
+                " WHERE g.dataset_id = ANY(:ds) AND g.relationship = 'contradicts'"
+                " AND (g.source_id = ANY(:n) OR g.target_id = ANY(:n)) ORDER BY g.id"
+            ),
+            {"ds": list(datasets), "n": list(entity_ids)},
         ).mappings()
         return [dict(r) for r in rows]
 

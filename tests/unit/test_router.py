@@ -125,3 +125,15 @@ def test_year_range_single_and_open():
     assert year_range("since 2000") == (2000, MAX_YEAR)
     assert year_range("in 2001 and 2005 and 2003") == (2001, 2005)
     assert year_range("no year") is None
+
+
+def test_a_best_total_below_the_threshold_defaults_to_hybrid(monkeypatch):
+    # Every shipped rule weighs >= 2.0, so a weaker rule shows the threshold itself at work.
+    from engram.pipelines.recall import router
+
+    weak = router._rule("weak", SearchType.CHUNKS, 1.5, r"\bweakword\b")
+    monkeypatch.setattr(router, "RULES", router.RULES + (weak,))
+    d = route("weakword please")
+    assert (d.search_type, d.score, d.matched) == (SearchType.HYBRID_COMPLETION, 1.5, [])
+    # The same rule matching twice still counts once: 1.5 stays below 2.0.
+    assert route("weakword and weakword").search_type is SearchType.HYBRID_COMPLETION

@@ -1,0 +1,72 @@
+"""What every recall lane is handed: the question, its authorised scope and the ports.
+
+Ports are duck-typed: `search` is the SearchRepository interface, `embedder` has
+`embed(texts)`, `gateway` has `generates`, `complete(messages)`. Lanes never see SQL or Celery.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram.models.payloads import Provenance
+from engram.models.search import EdgeWindow
+
+# Per-chunk truth scores in [0, 1] for a question; None or missing ids are neutral (1.0 factor).
+TruthHook = Callable[[str, list[dict]], Mapping[uuid.UUID, float]]
+
+
+@dataclass
+class Scope:
+    """Datasets the user may read (already authorised), with their names for provenance."""
+
+    datasets: list[uuid.UUID]
+    names: dict[uuid.UUID, str]
+    user_id: uuid.UUID | None = None
+
+    def name(self, dataset: uuid.UUID | None) -> str | None:
+        return self.names.get(dataset) if dataset is not None else None
+
+
+@dataclass
+class RecallContext:
+    question: str
+    top_k: int
+    scope: Scope
+    search: Any
+    embedder: Any
+    window: EdgeWindow = field(default_factory=EdgeWindow)
+    truth: TruthHook | None = None
+    _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    @property
+    def datasets(self) -> list[uuid.UUID]:
+        return self.scope.datasets
+
+    def vector(self, query: str | None = None) -> list[float]:
+        """The embedding of the question (or another query), computed once."""
+        query = self.question if query is None else query
+        if query not in self._vectors:
+            self._vectors[query] = list(self.embedder.embed([query])[0])
+        return self._vectors[query]
+
+    def with_question(self, question: str) -> RecallContext:
+        """The same scope and ports for another query (follow-ups, fallbacks)."""
+        return RecallContext(question, self.top_k, self.scope, self.search, self.embedder, self.window,
+                             self.truth, self._vectors)
+
+    def chunk_provenance(self, row: Mapping[str, Any]) -> Provenance:
+        return Provenance(
+            dataset=self.scope.name(row.get("dataset_id")),
+            document_id=row.get("document_id"),
+            data_item_id=row.get("data_item_id"),
+            title=row.get("title"),
+            chunk_ids=[row["chunk_id"] if "chunk_id" in row else row["id"]],
+        )
+
+
+def similarity(distance: float | None) -> float:
+    """Cosine distance → similarity in [-1, 1]; a missing vector counts as 0."""
+    return 0.0 if distance is None else round(1.0 - float(distance), 6)

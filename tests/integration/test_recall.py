@@ -1,0 +1,213 @@
+"""Recall with a real worker (offline LLM), real Postgres + pgvector: every search type on a
+small corpus ranks the expected document or fact in its top 3; routing, fallback, sessions."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from engram.pipelines import ids
+from engram.tasks.client import EngramError
+
+DOCS = {
+    "heron.md": "Heron Robotics is a marine robotics company in Port Alder. Heron Robotics was founded in 2009 "
+                "by Ingrid Solvang. Alice Moreau is the CEO of Heron Robotics. Heron Robotics makes the "
+                "Seabird drone.",
+    "seabird.md": "The Seabird drone inspects ship hulls for corrosion. Heron Robotics launched the Seabird "
+                  "drone in 2016. The Seabird drone uses a sonar made by Marlow Sonar.",
+    "dam.md": "The Greyfen Dam was built in 1962 on the Tessel River. The Greyfen Dam failed during the Great "
+              "Flood of 2011. Engineers blamed the collapse on cracked concrete in the spillway.",
+    "kestrel.md": "Kestrel Foods is a seafood company in Port Alder. Sunita Rao is the CEO of Kestrel Foods. "
+                  "Kestrel Foods buys kelp from the Merrow Cooperative.",
+    "festival.md": "The Lantern Festival is held every October in Port Alder. The Lantern Festival started in "
+                   "1988. Thousands of paper lanterns float down the harbour on the final night.",
+    "institute.md": "The Saltmarsh Institute studies kelp forests along the Merrow Coast. Clara Lindqvist "
+                    "lectures at the Saltmarsh Institute.",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(worker):
+    """The corpus in its own dataset, owned by its own user (so 'all readable datasets' is just it)."""
+    user, name = f"reader-{uuid.uuid4().hex[:8]}", f"recall-{uuid.uuid4().hex[:8]}"
+    statuses = worker.client.remember(dataset=name, user=user, items=[{"text": t, "name": n} for n, t in DOCS.items()],
+                                      background=False, timeout=300)
+    assert [s.status for s in statuses] == ["completed"] * len(DOCS), [s.error for s in statuses]
+    return {"user": user, "dataset": name}
+
+
+def _recall(client, corpus, question: str, search_type: str | None = None, **kw):
+    kw.setdefault("datasets", [corpus["dataset"]])
+    return client.recall(question, user=corpus["user"], search_type=search_type, top_k=kw.pop("top_k", 5), **kw)
+
+
+def _top3_titles(result) -> list[str | None]:
+    return [i.provenance.title for i in result.items[:3]]
+
+
+def _top3_texts(result) -> list[str]:
+    return [i.text for i in result.items[:3]]
+
+
+# ------------------------------------------------------------------ chunk lanes
+
+
+def test_chunks_rank_the_document_that_answers_first(client, corpus):
+    result = _recall(client, corpus, "What does the Seabird drone inspect?", "CHUNKS")
+    assert result.search_type == "CHUNKS" and not result.routed
+    assert "seabird.md" in _top3_titles(result)
+    top = result.items[0]
+    assert top.kind == "chunk" and top.provenance.dataset == corpus["dataset"]
+    assert top.provenance.document_id and top.provenance.chunk_ids
+    assert [i.score for i in result.items] == sorted((i.score for i in result.items), reverse=True)
+
+
+def test_chunks_lexical_finds_the_quoted_phrase_and_only_chunks_holding_it(client, corpus):
+    result = _recall(client, corpus, '"paper lanterns"', "CHUNKS_LEXICAL")
+    assert _top3_titles(result)[0] == "festival.md"
+    assert all("paper lanterns" in i.text.lower() for i in result.items)
+
+
+def test_summaries_return_the_summary_of_the_document(client, corpus):
+    result = _recall(client, corpus, "Which seafood company buys kelp?", "SUMMARIES")
+    assert {i.kind for i in result.items} == {"summary"}
+    assert "kestrel.md" in _top3_titles(result)
+
+
+def test_rag_completion_without_an_llm_returns_the_context_and_says_so(client, corpus):
+    result = _recall(client, corpus, "What happened to the Greyfen Dam?", "RAG_COMPLETION")
+    assert result.generated is False and "no LLM configured" in result.note
+    assert not any(i.kind == "answer" for i in result.items)
+    assert "dam.md" in _top3_titles(result)
+
+
+def test_hybrid_completion_fuses_vector_summary_and_keyword_ranks(client, corpus):
+    result = _recall(client, corpus, "lanterns on the harbour in October", "HYBRID_COMPLETION")
+    assert "festival.md" in _top3_titles(result)
+    # Fused reciprocal-rank scores: at most 3 lists · 1/(rrf_k + 1) · 1.25 with rrf_k = 30 for top_k 5.
+    assert all(0 < i.score <= 3 * 1.25 / 31 for i in result.items)
+
+
+# ------------------------------------------------------------------ graph lanes
+
+
+def test_graph_completion_returns_the_fact_with_its_provenance(client, corpus):
+    result = _recall(client, corpus, "Who is the CEO of Heron Robotics?", "GRAPH_COMPLETION")
+    assert "Alice Moreau ceo of Heron Robotics" in _top3_texts(result)
+    fact = next(i for i in result.items if i.text == "Alice Moreau ceo of Heron Robotics")
+    assert fact.kind == "triplet" and fact.provenance.edge_ids and fact.provenance.title == "heron.md"
+    assert result.generated is False and "no LLM configured" in result.note
+
+
+def test_triplet_completion_finds_the_fact_by_its_text(client, corpus):
+    result = _recall(client, corpus, "Who is the CEO of Kestrel Foods?", "TRIPLET_COMPLETION")
+    assert "Sunita Rao ceo of Kestrel Foods" in _top3_texts(result)
+    assert {i.kind for i in result.items} == {"triplet"}
+
+
+def test_graph_completion_cot_retrieves_the_fact(client, corpus):
+    result = _recall(client, corpus, "Why did the Greyfen Dam fail?", "GRAPH_COMPLETION_COT")
+    assert "Greyfen Dam failed during Great Flood" in _top3_texts(result)
+
+
+def test_context_extension_reaches_facts_beyond_the_first_neighbourhood(client, corpus):
+    question = "How is Ingrid Solvang related to Marlow Sonar?"
+    plain = _recall(client, corpus, question, "GRAPH_COMPLETION", top_k=3)
+    extended = _recall(client, corpus, question, "GRAPH_COMPLETION_CONTEXT_EXTENSION", top_k=3)
+    assert _top3_texts(extended) == _top3_texts(plain)  # the best facts stay first
+    reached = {i.text for i in extended.items} - {i.text for i in plain.items}
+    # Solvang → Heron Robotics → Seabird → Marlow Sonar: the path needs more than one hop.
+    assert "Seabird drone uses sonar made by Marlow Sonar" in {i.text for i in extended.items}
+    assert reached and len(extended.items) <= 2 * 3
+
+
+def test_graph_summary_completion_returns_the_document_summary(client, corpus):
+    result = _recall(client, corpus, "Give me an overview of Kestrel Foods", "GRAPH_SUMMARY_COMPLETION")
+    assert any(i.kind == "summary" and i.provenance.title == "kestrel.md" for i in result.items[:3])
+
+
+# ------------------------------------------------------------------ temporal
+
+
+def test_temporal_finds_what_happened_in_a_year(client, corpus):
+    result = _recall(client, corpus, "What happened in 2011?", "TEMPORAL")
+    assert "dam.md" in _top3_titles(result)
+
+
+def test_temporal_keeps_to_the_years_asked_for(client, corpus):
+    result = _recall(client, corpus, "What started between 1980 and 1990?", "TEMPORAL")
+    assert _top3_titles(result)[0] == "festival.md"
+    for item in (i for i in result.items if i.kind == "chunk"):
+        years = {int(y) for y in re.findall(r"\b[12]\d{3}\b", item.text)}
+        assert years & set(range(1980, 1991)), item.text
+
+
+# ------------------------------------------------------------------ routing and fallback
+
+
+def test_feeling_lucky_routes_a_quoted_query_to_lexical(client, corpus):
+    result = _recall(client, corpus, '"paper lanterns"', "FEELING_LUCKY")
+    assert (result.search_type, result.routed, result.route_score) == ("CHUNKS_LEXICAL", True, 8.0)
+    assert _top3_titles(result)[0] == "festival.md"
+
+
+def test_no_type_and_no_rule_routes_to_hybrid(client, corpus):
+    result = _recall(client, corpus, "Who lectures at the Saltmarsh Institute?")
+    assert (result.search_type, result.routed, result.route_score) == ("HYBRID_COMPLETION", True, 0.0)
+    assert "institute.md" in _top3_titles(result)
+
+
+def test_auto_routed_type_that_finds_nothing_falls_back_but_a_pinned_one_stays_empty(client, corpus):
+    routed = _recall(client, corpus, "What happened in 1850?")
+    assert routed.fallback_from == "TEMPORAL" and routed.search_type == "HYBRID_COMPLETION"
+    assert routed.items and "fell back" in routed.note
+    pinned = _recall(client, corpus, "What happened in 1850?", "TEMPORAL")
+    assert (pinned.search_type, pinned.items, pinned.fallback_from) == ("TEMPORAL", [], None)
+
+
+def test_agentic_completion_is_an_explicit_error_and_an_unknown_type_is_invalid(client, corpus):
+    with pytest.raises(EngramError, match="AGENTIC_COMPLETION is not available"):
+        _recall(client, corpus, "plan my week", "AGENTIC_COMPLETION")
+    with pytest.raises(EngramError, match="invalid payload.*unknown search type"):
+        _recall(client, corpus, "anything", "CHUNKZ")
+
+
+# ------------------------------------------------------------------ session lane
+
+
+def _add_entry(store, corpus, session: str, question: str, answer: str) -> None:
+    with store.unit_of_work() as uow:
+        dataset = uow.access.authorise(corpus["dataset"], corpus["user"], "read")
+        uow.sessions.add_entry(dataset_id=dataset, session_id=session, user_id=ids.user_id(corpus["user"]),
+                               question=question, answer=answer)
+
+
+def test_session_only_a_hit_answers_and_skips_the_graph(client, corpus, store):
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    _add_entry(store, corpus, session, "What colour is the Heron Robotics logo?", "Teal with a white heron.")
+    result = _recall(client, corpus, "which colour is the heron logo", session_id=session, datasets=[])
+    assert result.sources == ["session"]
+    assert {i.kind for i in result.items} == {"session"} and "Teal" in result.items[0].text
+
+
+def test_session_only_without_a_hit_falls_through_to_the_graph(client, corpus, store):
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    _add_entry(store, corpus, session, "favourite pizza", "margherita")
+    result = _recall(client, corpus, "What does the Seabird drone inspect?", "CHUNKS", session_id=session, datasets=[])
+    assert result.sources == ["graph"] and result.datasets == [corpus["dataset"]]
+    assert "seabird.md" in _top3_titles(result)
+
+
+def test_session_with_datasets_both_contribute_and_the_recall_is_remembered(client, corpus, store):
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    _add_entry(store, corpus, session, "Who founded Heron Robotics?", "Ingrid Solvang, in 2009.")
+    result = _recall(client, corpus, "Who founded Heron Robotics?", "CHUNKS", session_id=session)
+    assert result.sources == ["session", "graph"]
+    assert result.items[0].kind == "session" and "heron.md" in [i.provenance.title for i in result.items]
+    with store.unit_of_work() as uow:
+        dataset = uow.access.authorise(corpus["dataset"], corpus["user"], "read")
+        entries = uow.sessions.entries([dataset], session, 10)
+    assert len(entries) == 2 and entries[0]["question"] == "Who founded Heron Robotics?"
+    assert entries[0]["source_chunk_ids"] and "Heron Robotics" in entries[0]["context"]
