@@ -49,10 +49,37 @@ class LocalEmbedder:
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        vectors = self._load().encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
-        )
-        return [v.tolist() for v in vectors]
+        model = self._load()
+        out: list[list[float] | None] = [None] * len(texts)
+        for batch in length_batches(texts, self.batch_size):
+            vectors = model.encode([texts[i] for i in batch], batch_size=len(batch),
+                                   normalize_embeddings=True, show_progress_bar=False)
+            for i, vector in zip(batch, vectors):
+                out[i] = vector.tolist()
+        return out  # type: ignore[return-value]
+
+
+def length_batches(texts: list[str], max_batch: int, token_budget: int = 4096) -> list[list[int]]:
+    """Indices of `texts` in batches of similar length.
+
+    A batch is padded to its longest text: one 256-token chunk among sixty short edge texts
+    makes the whole batch cost 256 tokens a row (measured 5x slower). Batches are cut so that
+    rows x longest row stays within `token_budget`.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
+    for i in order:
+        tokens = min(256, len(texts[i]) // 4 + 2)  # ~4 chars a token; the model truncates at 256
+        longest = max(longest, tokens) if current else tokens
+        if current and (len(current) >= max_batch or longest * (len(current) + 1) > token_budget):
+            batches.append(current)
+            current, longest = [], tokens
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 class LiteLLMEmbedder:

@@ -7,6 +7,7 @@ so a retried or resumed run starts at the first unfinished stage.
 
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -270,9 +271,11 @@ def embed_and_load(self, req: StageRequest) -> dict:
         keyed += [(e.id, e.name) for e in draft.entities]
         keyed += [(t.id, t.name) for t in draft.entity_types]
         keyed += [(e.id, e.edge_text) for e in draft.edges]
+        started = time.perf_counter()
         vectors = get_embedder(settings).embed([t for _, t in keyed])
         return {"document": document, "chunk_rows": chunk_rows, "draft": draft,
-                "vectors": {k: v for (k, _), v in zip(keyed, vectors)}}
+                "vectors": {k: v for (k, _), v in zip(keyed, vectors)},
+                "embedding": {"texts": len(keyed), "seconds": round(time.perf_counter() - started, 3)}}
 
     def persist(uow, inputs, result):
         counts = uow.graph.load_document(
@@ -281,7 +284,7 @@ def embed_and_load(self, req: StageRequest) -> dict:
             chunk_rows=result["chunk_rows"], draft=result["draft"], vectors=result["vectors"],
         )
         # What later passes (contradictions, supersession) need to find this item's graph.
-        return {"counts": counts,
+        return {"counts": counts, "embedding": result["embedding"],
                 "touched_entities": sorted({str(e.id) for e in result["draft"].entities}),
                 "chunk_ids": [str(c["id"]) for c in result["chunk_rows"]]}
 
