@@ -65,18 +65,49 @@ def test_downgrade_base_then_upgrade_head_on_a_populated_database(services, work
             conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
-def _doctor(env_overrides: dict) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **env_overrides, COLUMNS="200")
+def _doctor(env_overrides: dict, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(env_overrides, COLUMNS="200")
     return subprocess.run([sys.executable, "-m", "engram.cli", "doctor"], env=env, capture_output=True,
                           text=True, timeout=300)
 
 
-def test_doctor_reports_every_component_healthy(services):
-    out = _doctor({})
+def _healthy(out: subprocess.CompletedProcess) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     for component in ("postgres", "pgvector", "migrations", "schema", "redis", "embedder", "llm"):
         assert component in out.stdout
     assert "FAIL" not in out.stdout
+
+
+def test_doctor_reports_every_component_healthy_with_explicit_urls(services):
+    out = _doctor({})  # the services fixture exports ENGRAM_DATABASE_URL and ENGRAM_REDIS_URL
+    _healthy(out)
+    assert "external PostgreSQL" in out.stdout
+
+
+def test_doctor_reports_every_component_healthy_on_the_embedded_default(services):
+    if not (services.embedded_postgres and services.embedded_redis):
+        pytest.skip("run against external servers")
+    out = _doctor({}, drop=("ENGRAM_DATABASE_URL", "ENGRAM_REDIS_URL"))
+    _healthy(out)
+    assert "embedded PostgreSQL" in out.stdout and "embedded Redis" in out.stdout
+
+
+def _port_open(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _port_open(6379), reason="no system Redis on 127.0.0.1:6379")
+def test_doctor_reports_healthy_with_the_machines_own_redis(services):
+    out = _doctor({"ENGRAM_REDIS_URL": "redis://127.0.0.1:6379/15"})
+    _healthy(out)
+    assert "external Redis" in out.stdout
 
 
 def test_doctor_names_a_wrong_url_in_one_line_without_a_traceback(services):
@@ -86,17 +117,7 @@ def test_doctor_names_a_wrong_url_in_one_line_without_a_traceback(services):
     assert "Traceback" not in out.stdout + out.stderr
 
 
-def _system_postgres_reachable() -> bool:
-    import socket
-
-    try:
-        socket.create_connection(("127.0.0.1", 5432), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _system_postgres_reachable(), reason="no system PostgreSQL on 127.0.0.1:5432")
+@pytest.mark.skipif(not _port_open(5432), reason="no system PostgreSQL on 127.0.0.1:5432")
 def test_doctor_names_missing_pgvector_on_a_server_without_it(services):
     import psycopg
 
