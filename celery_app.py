@@ -13,9 +13,6 @@ TASK_MODULES = [
     "engram.tasks.cognify",
     "engram.tasks.recall",
     "engram.tasks.maintenance",
-    "engram.tasks.sessions",
-    "engram.tasks.improve",
-    "engram.tasks.improve_sweeps",
     "engram.tasks.graph_passes",
 ]
 
