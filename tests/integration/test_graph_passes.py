@@ -283,3 +283,38 @@ def test_dataset_passes_validate_and_authorise(replay, store, dataset_name):
         replay.client.call("engram.maintenance.supersede", dataset=dataset_name, user="mallory",
                            functional_relationships=["ceo_of"])
     assert len(replay.client.dataset_status(dataset_name)) == runs_before
+
+
+# ------------------------------------------------------------------ recall honours both (end to end)
+
+
+def _triplets(replay, dataset: str, **kwargs) -> list:
+    result = replay.client.recall("Who is the CEO of Acme?", datasets=[dataset], search_type="TRIPLET_COMPLETION",
+                                  top_k=10, **kwargs)
+    return [i for i in result.items if i.kind == "triplet" and "ceo of" in i.text.lower()]
+
+
+def test_recall_returns_the_current_ceo_only(ceo_dataset, replay):
+    texts = [i.text for i in _triplets(replay, ceo_dataset)]
+    assert any("Bob" in t for t in texts), texts
+    assert not any("Alice" in t for t in texts), texts
+
+
+def test_recall_as_of_returns_the_ceo_of_that_time(ceo_dataset, replay):
+    texts = [i.text for i in _triplets(replay, ceo_dataset, as_of="2021-06-01T00:00:00Z")]
+    assert any("Alice" in t for t in texts), texts
+    assert not any("Bob" in t for t in texts), texts
+
+
+def test_recall_with_history_returns_both_marking_the_superseded(ceo_dataset, replay):
+    items = {("Alice" if "Alice" in i.text else "Bob"): i for i in _triplets(replay, ceo_dataset, include_history=True)}
+    assert set(items) == {"Alice", "Bob"}
+    assert items["Alice"].superseded is True and items["Bob"].superseded is False
+
+
+def test_recall_attaches_the_conflicting_fact(replay, dataset_name):
+    _remember(replay, dataset_name, _hq_doc("Quorvane Labs"), contradiction_check=True)
+    result = replay.client.recall("Where is Quorvane Labs headquartered?", datasets=[dataset_name],
+                                  search_type="TRIPLET_COMPLETION", top_k=10)
+    paris = next(i for i in result.items if i.kind == "triplet" and i.text.endswith("Paris"))
+    assert "Quorvane Labs headquartered in Berlin" in json.dumps(paris.conflicts), paris.conflicts
