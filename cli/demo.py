@@ -42,7 +42,7 @@ def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 120.0) -> None
 def stop_worker(proc: subprocess.Popen, timeout: float = 30.0) -> None:
     if proc.poll() is not None:
         return
-    os.killpg(proc.pid, signal.SIGTERM)  # warm shutdown: finish the current tasks
+    proc.send_signal(signal.SIGTERM)  # warm shutdown of the main process; it stops its pool
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:

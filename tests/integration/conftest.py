@@ -105,7 +105,7 @@ class WorkerHandle:
         import signal
 
         if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.send_signal(signal.SIGTERM)  # warm shutdown; the main process stops its pool
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
