@@ -13,6 +13,9 @@ TASK_MODULES = [
     "engram.tasks.cognify",
     "engram.tasks.recall",
     "engram.tasks.maintenance",
+    "engram.tasks.sessions",
+    "engram.tasks.improve",
+    "engram.tasks.improve_sweeps",
     "engram.tasks.graph_passes",
 ]
 
@@ -33,7 +36,10 @@ def _routes(s) -> dict:
         "engram.maintenance.*": {"queue": s.queue_maintenance},
         "engram.feedback": {"queue": s.queue_ingest},
         "engram.sessions": {"queue": s.queue_ingest},
-        "engram.improve": {"queue": s.queue_maintenance},
+        # Improve requests are quick claim attempts; the stages are the work. Separate queues
+        # keep a burst of requests from starving the holder's next stage (and its lease).
+        "engram.improve": {"queue": s.queue_ingest},
+        "engram.improve.start": {"queue": s.queue_ingest},
         "engram.improve.*": {"queue": s.queue_maintenance},
     }
 

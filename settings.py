@@ -60,7 +60,20 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(default=4, ge=1, description="parallel LLM calls within one extract task")
 
     # --- claims ---
-    lock_lease_seconds: int = Field(default=1800, gt=0)
+    lock_lease_seconds: float = Field(default=1800, gt=0, description="claim lease; renewed while the holder works")
+
+    # --- sessions and improve (SPEC 6) ---
+    improve_automatic: bool = Field(default=True, description="remember with a session requests improves")
+    improve_debounce_entries: int = Field(default=10, ge=1, description="N: new entries that start an improve")
+    improve_debounce_seconds: float = Field(default=120.0, gt=0, description="T: elapsed time that starts one")
+    improve_admission: str | None = Field(default=None, description="host callback 'module:function'; fail-open")
+    improve_max_passes: int = Field(default=3, ge=1, description="holder re-checks for new work this often")
+    improve_max_llm_calls: int = Field(default=0, ge=0, description="budget per improve run; 0 = unlimited")
+    improve_max_tokens: int = Field(default=0, ge=0, description="budget per improve run; 0 = unlimited")
+    improve_disabled_stages: str = Field(default="", description="comma-separated stage names")
+    improve_opt_in_stages: str = Field(default="", description="comma-separated opt-in stages to enable")
+    improve_sweep_seconds: float = Field(default=30.0, gt=0, description="period of the improve beat sweeps")
+    beat_lock_seconds: float = Field(default=30.0, gt=0, description="lease of the single-beat lock")
 
     @field_validator("state_dir")
     @classmethod
@@ -73,6 +86,26 @@ class Settings(BaseSettings):
         if value not in {"single", "two_call"}:
             raise ValueError("extraction_mode must be 'single' or 'two_call'")
         return value
+
+    @field_validator("improve_disabled_stages", "improve_opt_in_stages")
+    @classmethod
+    def _stages(cls, value: str) -> str:
+        from engram.pipelines.improve.registry import UnknownStage, check_config
+
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        try:
+            check_config(names, [])
+        except UnknownStage as exc:
+            raise ValueError(str(exc)) from None
+        return ",".join(names)
+
+    @property
+    def improve_disabled(self) -> list[str]:
+        return [n for n in self.improve_disabled_stages.split(",") if n]
+
+    @property
+    def improve_opt_in(self) -> list[str]:
+        return [n for n in self.improve_opt_in_stages.split(",") if n]
 
     @property
     def queues(self) -> list[str]:

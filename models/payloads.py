@@ -50,15 +50,34 @@ class RememberRequest(Payload):
     node_sets: list[str] = Field(default_factory=list, max_length=20)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
     options: CognifyOptions = Field(default_factory=CognifyOptions)
+    # A session turn (SPEC 6): stored as a session entry, answered with "session_stored".
+    session_id: str | None = Field(default=None, pattern=NAME)
+    question: str | None = Field(default=None, max_length=100_000)
+    answer: str | None = Field(default=None, max_length=100_000)
+    context: str | None = Field(default=None, max_length=100_000)
+    source_chunk_ids: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
+    source_edge_ids: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
 
     @model_validator(mode="after")
     def _has_content(self) -> RememberRequest:
+        if self.session_id is not None or any(v is not None for v in (self.question, self.answer, self.context)):
+            return _session_turn(self)
         if self.content is not None:
             self.items = [RememberItem(text=self.content), *self.items]
             self.content = None
         if not self.items:
             raise ValueError("nothing to remember: give 'content' or at least one item")
         return self
+
+
+def _session_turn(req: RememberRequest) -> RememberRequest:
+    if req.session_id is None:
+        raise ValueError("question/answer/context form a session turn: give a session_id too")
+    if req.content is not None or req.items:
+        raise ValueError("a session turn takes question/answer/context, not content or items")
+    if not ((req.question or "").strip() or (req.answer or "").strip()):
+        raise ValueError("a session turn needs a non-blank question or answer")
+    return req
 
 
 class RunRef(BaseModel):
@@ -238,3 +257,65 @@ class RecallResult(BaseModel):
     datasets: list[str] = Field(default_factory=list, description="the datasets searched, all read-authorised")
     sources: list[str] = Field(default_factory=list, description="lanes that contributed: session, graph")
     fallback_from: str | None = Field(default=None, description="auto-routed type that came back empty")
+
+
+# ------------------------------------------------------------------ sessions and improve (SPEC 6)
+
+
+class SessionStored(BaseModel):
+    status: Literal["session_stored"]
+    dataset: str
+    session_id: str
+    entry_id: uuid.UUID
+    seq: int
+    improve: Literal["requested", "debounced", "declined", "disabled"]
+    reason: str | None = None
+
+
+class FeedbackRequest(Payload):
+    entry_id: uuid.UUID
+    feedback: Literal["helpful", "harmful"]
+    score: float | None = Field(default=None, ge=0.0, le=1.0, description="becomes the entry's confidence")
+    user: str = Field(default="default", pattern=NAME)
+
+
+class ImproveRequest(Payload):
+    """engram.improve: explicit, never subject to admission. No session_ids = dataset stages only."""
+
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    session_ids: list[str] = Field(default_factory=list, max_length=100)
+    max_llm_calls: int | None = Field(default=None, ge=0, description="budget of this run; 0 = unlimited")
+    max_tokens: int | None = Field(default=None, ge=0)
+
+    @field_validator("session_ids")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        import re
+
+        for s in value:
+            if not re.match(NAME, s):
+                raise ValueError(f"invalid session id {s!r}")
+        return sorted(set(value))
+
+
+class ImproveResult(BaseModel):
+    status: Literal["started", "no_op", "busy", "declined"]
+    dataset_id: uuid.UUID
+    session_ids: list[str] = Field(default_factory=list)
+    run_id: uuid.UUID | None = None
+    claim_id: uuid.UUID | None = None
+    fence: int | None = None
+    rerun_requested: bool = False
+    reason: str | None = None
+
+
+class SessionsRequest(Payload):
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    session_id: str | None = Field(default=None, pattern=NAME)
+    runs: int = Field(default=5, ge=0, le=100, description="recent improve runs per session")
+
+
+class ImproveRunRequest(Payload):
+    run_id: uuid.UUID

@@ -243,3 +243,112 @@ VECTOR_COLUMNS = {
     "entity_types": "embedding",
     "edges": "embedding",
 }
+
+# ------------------------------------------------------------------ improve (migration 0003)
+
+# Feedback already folded into chunk/edge feedback weights by the feedback_weights stage.
+session_entries.append_column(Column("feedback_applied_helpful", Integer, nullable=False, server_default="0"))
+session_entries.append_column(Column("feedback_applied_harmful", Integer, nullable=False, server_default="0"))
+session_entries.append_column(_ts("feedback_at"))
+
+session_improve_state = Table(
+    "session_improve_state",
+    metadata,
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
+    Column("session_id", String(200), primary_key=True),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("watermark_seq", BigInteger, nullable=False, server_default="0"),
+    Column("entries_since_improve", Integer, nullable=False, server_default="0"),
+    _ts("last_improve_at"),
+    Column("auto_requests", Integer, nullable=False, server_default="0"),
+    _ts("rerun_requested_at"),
+    Column("declined_reason", Text),
+    _ts("declined_at"),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+)
+
+dataset_improve_state = Table(
+    "dataset_improve_state",
+    metadata,
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
+    _ts("triplet_watermark"),
+    _ts("rerun_requested_at"),
+    _ts("last_improve_at"),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+)
+
+improve_fences = Table(
+    "improve_fences",
+    metadata,
+    Column("scope", String(300), primary_key=True),
+    Column("fence", BigInteger, nullable=False),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+)
+
+improve_claims = Table(
+    "improve_claims",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("session_ids", ARRAY(Text), nullable=False, server_default="{}"),
+    Column("fence", BigInteger, nullable=False),
+    Column("claim_keys", ARRAY(Text), nullable=False),
+    Column("claim_value", Text, nullable=False),
+    Column("trigger", String(16), nullable=False),
+    Column("status", String(16), nullable=False),  # held | released | lost | abandoned
+    Column("passes", Integer, nullable=False, server_default="0"),
+    _ts("claimed_at", nullable=False, server_default=func.clock_timestamp()),
+    _ts("renewed_at", nullable=False, server_default=func.clock_timestamp()),
+    _ts("released_at"),
+    _ts("lost_at"),
+    Column("note", Text),
+)
+
+improve_runs = Table(
+    "improve_runs",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("claim_id", UUID(as_uuid=True), ForeignKey("improve_claims.id", ondelete="CASCADE")),
+    Column("pass", Integer, nullable=False, server_default="1"),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("session_ids", ARRAY(Text), nullable=False, server_default="{}"),
+    Column("fence", BigInteger),
+    Column("trigger", String(16), nullable=False),
+    Column("status", String(32), nullable=False),
+    Column("snapshot", JSONB, nullable=False, server_default="{}"),
+    Column("budget", JSONB, nullable=False, server_default="{}"),
+    Column("llm_calls", Integer, nullable=False, server_default="0"),
+    Column("tokens", Integer, nullable=False, server_default="0"),
+    Column("error", Text),
+    _created(),
+    _ts("finished_at"),
+)
+
+improve_stage_runs = Table(
+    "improve_stage_runs",
+    metadata,
+    Column("run_id", UUID(as_uuid=True), ForeignKey("improve_runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("stage", String(64), primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("fatal", Boolean, nullable=False, server_default="false"),
+    Column("status", String(32), nullable=False),
+    Column("reason", Text),
+    Column("error", Text),
+    Column("counts", JSONB, nullable=False, server_default="{}"),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("llm_calls", Integer, nullable=False, server_default="0"),
+    Column("prompt_tokens", Integer, nullable=False, server_default="0"),
+    Column("completion_tokens", Integer, nullable=False, server_default="0"),
+    _ts("started_at"),
+    _ts("finished_at"),
+)
+
+triplet_embeddings = Table(
+    "triplet_embeddings",
+    metadata,
+    Column("edge_id", UUID(as_uuid=True), ForeignKey("edges.id", ondelete="CASCADE"), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("embedding", Vector()),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+)

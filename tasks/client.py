@@ -13,9 +13,11 @@ from celery import Celery
 
 from engram.models.payloads import (
     ForgetResult,
+    ImproveResult,
     RecallResult,
     RememberResult,
     RunStatus,
+    SessionStored,
     StatusResult,
 )
 
@@ -146,6 +148,40 @@ class EngramClient:
             kwargs["data_item_id"] = str(data_item_id)
         return ForgetResult.model_validate(self.call("engram.forget", **kwargs))
 
+    # -------------------------------------------------------------- sessions and improve
+
+    def remember_turn(self, *, dataset: str, session_id: str, question: str = "", answer: str = "",
+                      context: str = "", user: str = "default", create_dataset: bool = True,
+                      source_chunk_ids: list | None = None, source_edge_ids: list | None = None) -> SessionStored:
+        """Store one session turn; returns at once with `session_stored` (improve follows separately)."""
+        payload = {"dataset": dataset, "user": user, "session_id": session_id, "question": question,
+                   "answer": answer, "context": context, "create_dataset": create_dataset,
+                   "source_chunk_ids": [str(i) for i in source_chunk_ids or []],
+                   "source_edge_ids": [str(i) for i in source_edge_ids or []]}
+        return SessionStored.model_validate(self.call("engram.remember", **payload))
+
+    def feedback(self, entry_id: uuid.UUID | str, feedback: str, *, score: float | None = None,
+                 user: str = "default") -> dict:
+        """Mark a session entry helpful or harmful (optional score 0..1 = the entry's confidence)."""
+        kwargs = {"entry_id": str(entry_id), "feedback": feedback, "user": user}
+        if score is not None:
+            kwargs["score"] = score
+        return self.call("engram.feedback", **kwargs)
+
+    def improve(self, dataset: str, *, session_ids: list[str] | None = None, user: str = "default",
+                **budget) -> ImproveResult:
+        """Explicit improve (never subject to admission): started, no_op or busy (rerun requested)."""
+        return ImproveResult.model_validate(
+            self.call("engram.improve", dataset=dataset, user=user, session_ids=session_ids or [], **budget))
+
+    def improve_run(self, run_id: uuid.UUID | str) -> dict:
+        return self.call("engram.improve.run_status", run_id=str(run_id))
+
+    def sessions(self, dataset: str, *, session_id: str | None = None, user: str = "default", runs: int = 5) -> dict:
+        kwargs = {"dataset": dataset, "user": user, "runs": runs}
+        if session_id is not None:
+            kwargs["session_id"] = session_id
+        return self.call("engram.sessions", **kwargs)
 
 def items_from_paths(paths: Iterable[str | Path]) -> list[dict]:
     """Files become items; directories are walked (sorted, hidden files skipped)."""

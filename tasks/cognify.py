@@ -58,6 +58,10 @@ def _stage_options() -> dict:
 @engram_task("engram.remember", payload=RememberRequest)
 def remember(self, req: RememberRequest) -> dict:
     """Add every item (dedupe by content hash), create its run, commit, then enqueue cognify."""
+    if req.session_id is not None:  # a session turn: stored at once, improved separately (SPEC 6)
+        from engram.tasks.sessions import store_session_entry
+
+        return store_session_entry(req, self.request.id)
     settings = get_settings()
     prepared = [prepare(item, settings.max_content_bytes, i) for i, item in enumerate(req.items)]
     store = Store()

@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Engine
 from engram.adapters.store.access import AccessRepository
 from engram.adapters.store.engine import get_engine
 from engram.adapters.store.graph import GraphRepository
+from engram.adapters.store.improve import ImproveRepository
 from engram.adapters.store.maintenance import MaintenanceRepository
 from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
@@ -25,6 +26,7 @@ class UnitOfWork:
         self.search = SearchRepository(conn)
         self.maintenance = MaintenanceRepository(conn)
         self.sessions = SessionRepository(conn)
+        self.improve = ImproveRepository(conn)
 
 
 class Store:

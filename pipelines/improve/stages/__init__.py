@@ -1,0 +1,1 @@
+"""Pure parts of the improve stages that do real work now (the tasks persist their results)."""

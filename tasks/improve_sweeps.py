@@ -1,0 +1,95 @@
+"""Beat sweeps of the improve machinery: quiet sessions, leftover rerun requests, dead claims.
+
+The reference has no timer (a quiet session can wait forever) and its rerun requests can
+be left behind; these sweeps make every pending entry and every request end in a run.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from engram.adapters.claims import Claims
+from engram.adapters.redis_client import get_redis
+from engram.adapters.store import Store
+from engram.pipelines.improve.admission import admit
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+from engram.tasks.improve import _claim_of, kick_reruns
+from engram.tasks.sessions import admission_callback
+
+log = logging.getLogger("engram.improve.sweeps")
+
+SWEEP_COUNTS = "engram:improve:sweeps"  # hash: sweep name → times run (operators, tests)
+
+
+def _count(name: str) -> None:
+    try:
+        get_redis().hincrby(SWEEP_COUNTS, name, 1)
+    except Exception:  # a counter must never fail a sweep
+        log.debug("sweep counter not updated", exc_info=True)
+
+
+@engram_task("engram.improve.sweep_quiet_sessions")
+def sweep_quiet_sessions(self) -> dict:
+    """Start improves for sessions whose pending entries (or feedback) are older than T.
+
+    Automatic: the host admission callback may decline, per dataset.
+    """
+    from engram.celery_app import app
+
+    s = get_settings()
+    _count("quiet_sessions")
+    with Store().unit_of_work() as uow:
+        quiet = uow.improve.quiet_sessions(s.improve_debounce_seconds)
+        names = {d: uow.access.dataset_name(d) for d in {q["dataset_id"] for q in quiet}}
+    by_dataset: dict[uuid.UUID, list[str]] = {}
+    for q in quiet:
+        by_dataset.setdefault(q["dataset_id"], []).append(q["session_id"])
+    started, declined = [], []
+    callback = admission_callback(s.improve_admission)
+    for dataset, sessions in by_dataset.items():
+        reason = admit(callback, {"dataset": names[dataset], "user": None, "session_ids": sessions, "trigger": "beat"})
+        if reason is not None:
+            with Store().unit_of_work() as uow:
+                for sid in sessions:
+                    uow.improve.record_decline(dataset, sid, reason)
+            declined.append({"dataset_id": str(dataset), "session_ids": sessions, "reason": reason})
+            continue
+        app.send_task("engram.improve.start", kwargs={
+            "dataset_id": str(dataset), "session_ids": sessions, "trigger": "beat"})
+        started.append({"dataset_id": str(dataset), "session_ids": sessions})
+    return {"started": started, "declined": declined}
+
+
+@engram_task("engram.improve.sweep_reruns")
+def sweep_reruns(self) -> dict:
+    """Every leftover rerun request becomes a run (one start per dataset)."""
+    _count("reruns")
+    return {"datasets": kick_reruns()}
+
+
+@engram_task("engram.improve.sweep_claims")
+def sweep_claims(self) -> dict:
+    """Held claims whose lease ran out unrenewed: mark them abandoned and ask for a rerun.
+
+    A claim counts as dead only when its holder stopped renewing it for a whole lease AND
+    its keys no longer carry its value, so a slow-but-alive holder is never swept.
+    """
+    s = get_settings()
+    _count("claims")
+    claims = Claims(get_redis())
+    swept = []
+    with Store().unit_of_work() as uow:
+        for row in uow.improve.stale_claims(s.lock_lease_seconds):
+            if claims.held(_claim_of(row, s.lock_lease_seconds)):
+                continue
+            uow.improve.close_claim(row["id"], "abandoned", note="lease expired without release")
+            for run in uow.improve.open_runs_of_claim(row["id"]):
+                uow.improve.finish_run(run["id"], "lost", error="claim abandoned (lease expired)")
+            uow.improve.request_rerun(row["dataset_id"], list(row["session_ids"]))
+            swept.append(str(row["id"]))
+    if swept:
+        log.warning("improve sweep: %d abandoned claims", len(swept))
+        kick_reruns()
+    return {"abandoned": swept}

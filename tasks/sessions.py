@@ -1,0 +1,142 @@
+"""Session memory tasks: store a turn (remember with session_id), feedback, the sessions view.
+
+Storing never depends on improving: the entry is committed first and `session_stored` is the
+answer whatever happens to the automatic improve it may request afterwards.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import uuid
+from collections.abc import Callable
+
+from engram.adapters import claims as claim_keys
+from engram.adapters.redis_client import get_redis
+from engram.adapters.store import Store
+from engram.adapters.store.access import AccessDenied
+from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
+from engram.pipelines.errors import BadInput
+from engram.pipelines.improve.admission import admit
+from engram.pipelines.improve.debounce import is_due
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+
+log = logging.getLogger("engram.sessions")
+
+
+def store_session_entry(req: RememberRequest, task_id: str | None = None) -> dict:
+    """engram.remember with a session_id: commit the entry, then maybe request an improve."""
+    # A redelivered message carries the same task id: the same entry id, stored once.
+    entry_id = uuid.uuid5(uuid.NAMESPACE_URL, f"engram-session-entry:{task_id}") if task_id else uuid.uuid4()
+    with Store().unit_of_work() as uow:
+        if req.create_dataset and uow.access.find_dataset(req.dataset, req.user) is None:
+            uow.access.create_dataset(req.user, req.dataset)
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        existing = uow.sessions.entry(entry_id)
+        if existing is None:
+            user_id = uow.access.ensure_user(req.user)
+            uow.sessions.add_entry(
+                dataset_id=dataset, session_id=req.session_id, user_id=user_id,
+                question=req.question or "", answer=req.answer or "", context=req.context or "",
+                source_chunk_ids=req.source_chunk_ids, source_edge_ids=req.source_edge_ids, entry_id=entry_id,
+            )
+            state = uow.improve.bump_session(dataset, req.session_id, user_id)
+        entry = uow.sessions.entry(entry_id)
+    if existing is not None:  # redelivered: stored before, its improve request already decided
+        improve, reason = "debounced", None
+    else:
+        improve, reason = request_automatic(dataset, req.dataset, req.user, req.session_id, state)
+    return SessionStored(status="session_stored", dataset=req.dataset, session_id=req.session_id, entry_id=entry_id,
+                         seq=entry["seq"], improve=improve, reason=reason).model_dump(mode="json")
+
+
+def admission_callback(path: str | None) -> Callable[[dict], object] | None:
+    """The host's callback from 'module:function' (or 'module.function'); unloadable = none (fail-open)."""
+    if not path:
+        return None
+    module, _, name = path.partition(":") if ":" in path else path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except Exception:
+        log.warning("admission callback %r cannot be loaded; allowing improves (fail-open)", path, exc_info=True)
+        return None
+
+
+def request_automatic(dataset_id: uuid.UUID, dataset: str, user: str, session_id: str, state: dict) -> tuple[str, str | None]:
+    """Debounce, then host admission, then enqueue the improve. Returns (outcome, reason)."""
+    from engram.celery_app import app
+
+    s = get_settings()
+    if not s.improve_automatic:
+        return "disabled", None
+    n, t = s.improve_debounce_entries, s.improve_debounce_seconds
+    if not is_due(state["entries_since_improve"], state["last_improve_at"], state["now"], n, t):
+        return "debounced", None
+    reason = admit(admission_callback(s.improve_admission),
+                   {"dataset": dataset, "user": user, "session_ids": [session_id], "trigger": "auto"})
+    with Store().unit_of_work() as uow:
+        if reason is not None:
+            uow.improve.record_decline(dataset_id, session_id, reason)
+            return "declined", reason
+        # Re-checked under the row lock: of concurrent remembers, one takes the request.
+        locked = uow.improve.lock_session(dataset_id, session_id)
+        if not is_due(locked["entries_since_improve"], locked["last_improve_at"], locked["now"], n, t):
+            return "debounced", None
+        uow.improve.mark_improving(dataset_id, [session_id], auto=True)
+    app.send_task("engram.improve.start", kwargs={
+        "dataset_id": str(dataset_id), "session_ids": [session_id], "trigger": "auto"})
+    return "requested", None
+
+
+@engram_task("engram.feedback", payload=FeedbackRequest)
+def feedback(self, req: FeedbackRequest) -> dict:
+    """Count a helpful/harmful verdict on an entry; feedback_weights folds it in at the next improve."""
+    with Store().unit_of_work() as uow:
+        entry = uow.sessions.entry(req.entry_id, lock=True)
+        if entry is None:
+            raise BadInput(f"session entry {req.entry_id} does not exist")
+        if not uow.access.has_permission(entry["dataset_id"], req.user, "write"):
+            raise AccessDenied(f"user {req.user!r} has no write grant on the dataset of entry {req.entry_id}")
+        row = uow.sessions.record_feedback(req.entry_id, req.feedback == "helpful", req.score)
+    return {"status": "recorded", "entry_id": str(req.entry_id), "session_id": row["session_id"],
+            "helpful_count": row["helpful_count"], "harmful_count": row["harmful_count"],
+            "confidence": row["confidence"]}
+
+
+@engram_task("engram.sessions", payload=SessionsRequest)
+def sessions(self, req: SessionsRequest) -> dict:
+    """Per session: entries, pending work, last improve, rerun request, claim holders, recent runs."""
+    from engram.adapters.claims import Claims
+
+    holders = Claims(get_redis()).holders()
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "read")
+        rows = uow.improve.sessions(dataset, [req.session_id] if req.session_id else None)
+        out = []
+        for r in rows:
+            runs = uow.improve.runs_of(dataset, r["session_id"], limit=req.runs) if req.runs else []
+            out.append({
+                "session_id": r["session_id"], "entries": r["entries"], "pending_entries": r["pending_entries"],
+                "pending_feedback": r["pending_feedback"], "watermark_seq": r["watermark_seq"],
+                "max_seq": r["max_seq"], "entries_since_improve": r["entries_since_improve"],
+                "last_improve_at": _iso(r["last_improve_at"]), "auto_requests": r["auto_requests"],
+                "rerun_requested": r["rerun_requested_at"] is not None, "declined_reason": r["declined_reason"],
+                "session_claim": holders.get(claim_keys.session_key(dataset, r["session_id"])),
+                "runs": [_run_summary(uow, run) for run in runs],
+            })
+    return {"dataset": req.dataset, "dataset_id": str(dataset),
+            "dataset_claim": holders.get(claim_keys.dataset_key(dataset)), "sessions": out}
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _run_summary(uow, run: dict) -> dict:
+    return {"run_id": str(run["id"]), "claim_id": str(run["claim_id"]) if run["claim_id"] else None,
+            "pass": run["pass"], "trigger": run["trigger"], "status": run["status"], "fence": run["fence"],
+            "llm_calls": run["llm_calls"], "tokens": run["tokens"], "created_at": _iso(run["created_at"]),
+            "finished_at": _iso(run["finished_at"]),
+            "stages": [{k: s[k] for k in ("stage", "status", "reason", "error", "counts", "llm_calls")}
+                       for s in uow.improve.stages(run["id"])]}
