@@ -23,24 +23,19 @@ def sweep_runs(self) -> dict:
     settings = get_settings()
     resumed, failed = [], []
     with Store().unit_of_work() as uow:
-        stale = uow.runs.stale(settings.run_heartbeat_timeout_seconds)
-        for run in stale:
-            if run["status"] == "pending" and run["heartbeat_at"] is None:
-                age_ok = uow.runs.stale_since(run, settings.visibility_timeout)
-                if not age_ok:
-                    continue
+        for run in uow.runs.stale(settings.run_heartbeat_timeout_seconds):
+            if run["pipeline"] != "cognify":
+                continue
+            if run["status"] == "pending" and not uow.runs.stale_since(run, settings.visibility_timeout):
+                continue  # still queued behind other work, most likely
             if run["attempts"] + 1 >= settings.run_max_attempts:
                 uow.runs.finish_run(run["id"], "failed", error="abandoned: no worker finished it after "
                                     f"{run['attempts'] + 1} attempts (retry with engram.cognify)")
                 failed.append(run["id"])
             else:
                 resumed.append((run["id"], uow.runs.reopen(run["id"])))
-    start_runs_each(resumed, start_runs)
+    for run in resumed:  # each resumed run is its own chain: no dataset callback to rebuild
+        start_runs([run])
     if resumed or failed:
         log.warning("sweep: resumed %d runs, failed %d", len(resumed), len(failed))
     return {"resumed": [str(r) for r, _ in resumed], "failed": [str(r) for r in failed]}
-
-
-def start_runs_each(runs, start_runs) -> None:
-    for run in runs:  # each resumed run is its own chain; no dataset callback to rebuild
-        start_runs([run])
