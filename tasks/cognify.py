@@ -108,8 +108,10 @@ def cognify(self, req: RetryRequest) -> dict:
         run = uow.runs.lock(req.run_id)
         if run is None:
             raise InvalidPayload(f"run {req.run_id} does not exist")
-        if run["status"] == "completed":
+        failed_passes = [s for s in uow.runs.stages(req.run_id) if s["status"] == "failed"]
+        if run["status"] == "completed" and not failed_passes:
             return {"run_id": str(req.run_id), "status": "completed", "stages": []}
+        # A completed run may still hold a failed optional pass (contradictions, supersession).
         stages = uow.runs.reopen(req.run_id)
     start_runs([(req.run_id, stages)])
     return {"run_id": str(req.run_id), "status": "pending", "stages": stages}
