@@ -193,13 +193,11 @@ class SearchRepository:
     def chunks_in_years(
         self, datasets: Sequence[uuid.UUID], vector: Sequence[float], first: int, last: int, limit: int
     ) -> list[dict]:
-        """Chunks naming a year in [first, last], nearest first, with the years they name."""
+        """Chunks naming a year in [first, last], nearest first."""
         self._nearest(limit)
         rows = self.conn.execute(
             text(
-                f"SELECT {_CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance,"
-                " ARRAY(SELECT DISTINCT m[1]::int FROM regexp_matches(c.text, :re, 'g') m"
-                "  WHERE m[1]::int BETWEEN :lo AND :hi ORDER BY 1) AS years"
+                f"SELECT {_CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id"
                 " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND EXISTS ("
                 "  SELECT 1 FROM regexp_matches(c.text, :re, 'g') m WHERE m[1]::int BETWEEN :lo AND :hi)"

@@ -125,16 +125,17 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
 
 
 def session_entry(req: RecallRequest, scope: Scope, result: RecallResult) -> dict | None:
-    """The entry a recall with a session stores: question, answer, context and its sources.
+    """The entry a recall with a session stores: question, generated answer, context, sources.
 
-    Nothing is stored when the session itself answered (that entry exists already) or when
-    there is no dataset to keep it in. The entry goes to the dataset of the best item.
+    Only generated answers are stored (retrieved context alone is memory already); nothing
+    is stored when the session itself answered or there is no dataset to keep it in. The
+    entry goes to the dataset of the best context item.
     """
-    if not req.session_id or "graph" not in result.sources or not scope.datasets:
+    answer = next((i.text for i in result.items if i.kind == "answer"), None)
+    if not req.session_id or answer is None or "graph" not in result.sources or not scope.datasets:
         return None
     by_name = {name: dataset for dataset, name in scope.names.items()}
     context = [i for i in result.items if i.kind not in ("answer", "session")]
-    answer = next((i.text for i in result.items if i.kind == "answer"), "")
     dataset = next((by_name[i.provenance.dataset] for i in context if i.provenance.dataset in by_name),
                    scope.datasets[0])
     return {

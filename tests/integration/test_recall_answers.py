@@ -173,3 +173,18 @@ def test_a_failing_model_degrades_to_the_retrieved_context(replay, graph):
                                   top_k=3)
     assert result.generated is False and "LLM call failed (InternalServerError" in result.note
     assert result.items and result.items[0].kind == "chunk" and result.items[0].provenance.title == "seabird.md"
+
+
+def test_a_generated_answer_with_a_session_is_stored_and_answers_the_next_session_question(replay, graph, store):
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    first = replay.client.recall("What does the Seabird drone inspect?", datasets=[graph], session_id=session,
+                                 search_type="RAG_COMPLETION", top_k=3)
+    assert first.sources == ["graph"] and first.generated
+    with store.unit_of_work() as uow:
+        [entry] = uow.sessions.entries([uow.access.authorise(graph, "default", "read")], session, 10)
+    assert (entry["question"], entry["answer"]) == ("What does the Seabird drone inspect?",
+                                                    "Ship hulls, for corrosion [1].")
+    assert "Seabird drone inspects ship hulls" in entry["context"] and entry["source_chunk_ids"]
+    again = replay.client.recall("what does the seabird inspect", datasets=[], session_id=session, search_type="CHUNKS")
+    assert again.sources == ["session"] and "Ship hulls" in again.items[0].text
+

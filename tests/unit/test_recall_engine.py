@@ -36,11 +36,14 @@ def test_a_recall_with_a_session_stores_question_answer_context_in_the_best_item
     assert entry["context"] == "[1] (passage) Bob runs Acme" and entry["source_chunk_ids"] == [c]
 
 
-def test_nothing_is_stored_without_a_session_or_when_the_session_answered():
-    items = [RecallItem(kind="session", text="Q: x", score=1.0)]
-    assert session_entry(RecallRequest(question="q"), SCOPE, _result(["graph"], [])) is None
-    assert session_entry(RecallRequest(question="q", session_id="s"), SCOPE, _result(["session"], items)) is None
-    assert session_entry(RecallRequest(question="q", session_id="s"), Scope([], {}), _result(["graph"], [])) is None
+def test_nothing_is_stored_without_a_session_an_answer_or_a_graph_lookup():
+    answered = [RecallItem(kind="answer", text="Bob", score=1.0)]
+    context_only = [RecallItem(kind="chunk", text="Bob runs Acme", score=0.9)]
+    session = RecallRequest(question="q", session_id="s")
+    assert session_entry(RecallRequest(question="q"), SCOPE, _result(["graph"], answered)) is None
+    assert session_entry(session, SCOPE, _result(["graph"], context_only)) is None  # no LLM answer
+    assert session_entry(session, SCOPE, _result(["session"], answered)) is None  # the session answered
+    assert session_entry(session, Scope([], {}), _result(["graph"], answered)) is None
 
 
 def test_entry_ids_are_stable_per_delivery():
