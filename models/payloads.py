@@ -300,7 +300,7 @@ class ImproveRequest(Payload):
 
 
 class ImproveResult(BaseModel):
-    status: Literal["started", "no_op", "busy", "declined"]
+    status: Literal["started", "no_op", "busy"]
     dataset_id: uuid.UUID
     session_ids: list[str] = Field(default_factory=list)
     run_id: uuid.UUID | None = None

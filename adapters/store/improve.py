@@ -97,6 +97,7 @@ class ImproveRepository:
                           .values(last_improve_at=func.now(), updated_at=func.now()))
 
     def record_decline(self, dataset_id: uuid.UUID, session_id: str, reason: str) -> None:
+        self.ensure_sessions(dataset_id, [session_id])
         self._sessions(dataset_id, [session_id], {"declined_reason": reason, "declined_at": func.now()})
 
     def request_rerun(self, dataset_id: uuid.UUID, session_ids: Sequence[str]) -> None:
@@ -129,22 +130,26 @@ class ImproveRepository:
             )
 
     def sessions(self, dataset_id: uuid.UUID, session_ids: Sequence[str] | None = None) -> list[dict]:
-        """State of the dataset's sessions with entry counts and pending work."""
+        """The dataset's sessions (with entries or improve state): counts, pending work, state."""
         rows = self.conn.execute(
             text(
-                "SELECT s.*, d.rerun_requested_at AS dataset_rerun_requested_at,"
-                " (SELECT count(*) FROM session_entries e WHERE e.dataset_id = s.dataset_id"
-                "   AND e.session_id = s.session_id) AS entries,"
-                " (SELECT count(*) FROM session_entries e WHERE e.dataset_id = s.dataset_id"
-                "   AND e.session_id = s.session_id AND e.seq > s.watermark_seq) AS pending_entries,"
-                " (SELECT count(*) FROM session_entries e WHERE e.dataset_id = s.dataset_id"
-                "   AND e.session_id = s.session_id AND (e.helpful_count <> e.feedback_applied_helpful"
-                "   OR e.harmful_count <> e.feedback_applied_harmful)) AS pending_feedback,"
-                " (SELECT coalesce(max(seq), 0) FROM session_entries e WHERE e.dataset_id = s.dataset_id"
-                "   AND e.session_id = s.session_id) AS max_seq"
-                " FROM session_improve_state s LEFT JOIN dataset_improve_state d ON d.dataset_id = s.dataset_id"
-                " WHERE s.dataset_id = :d AND (CAST(:all AS boolean) OR s.session_id = ANY(:ss))"
-                " ORDER BY s.session_id"
+                "WITH st AS (SELECT * FROM session_improve_state WHERE dataset_id = :d"
+                "   AND (CAST(:all AS boolean) OR session_id = ANY(:ss))),"
+                " agg AS (SELECT e.session_id, count(*) AS entries, max(e.seq) AS max_seq,"
+                "   count(*) FILTER (WHERE e.seq > coalesce(st.watermark_seq, 0)) AS pending_entries,"
+                "   count(*) FILTER (WHERE e.helpful_count <> e.feedback_applied_helpful"
+                "     OR e.harmful_count <> e.feedback_applied_harmful) AS pending_feedback"
+                "   FROM session_entries e LEFT JOIN st ON st.session_id = e.session_id"
+                "   WHERE e.dataset_id = :d AND (CAST(:all AS boolean) OR e.session_id = ANY(:ss))"
+                "   GROUP BY e.session_id)"
+                " SELECT coalesce(a.session_id, st.session_id) AS session_id, st.user_id,"
+                " coalesce(st.watermark_seq, 0) AS watermark_seq,"
+                " coalesce(st.entries_since_improve, 0) AS entries_since_improve, st.last_improve_at,"
+                " coalesce(st.auto_requests, 0) AS auto_requests, st.rerun_requested_at, st.declined_reason,"
+                " st.declined_at, coalesce(a.entries, 0) AS entries, coalesce(a.max_seq, 0) AS max_seq,"
+                " coalesce(a.pending_entries, 0) AS pending_entries,"
+                " coalesce(a.pending_feedback, 0) AS pending_feedback"
+                " FROM agg a FULL JOIN st ON st.session_id = a.session_id ORDER BY 1"
             ),
             {"d": dataset_id, "all": session_ids is None, "ss": list(session_ids or [])},
         ).mappings()
@@ -161,18 +166,20 @@ class ImproveRepository:
     # ------------------------------------------------------------ beat sweeps
 
     def quiet_sessions(self, older_than_seconds: float, limit: int = 500) -> list[dict]:
-        """Sessions with pending entries or feedback older than T and no claim held."""
+        """Sessions with entries (or feedback) pending for longer than T and no claim held.
+
+        Entries stored without a debounce (e.g. by recall) count too: no state row = nothing done.
+        """
         rows = self.conn.execute(
             text(
-                "SELECT s.dataset_id, s.session_id FROM session_improve_state s"
-                " WHERE EXISTS (SELECT 1 FROM session_entries e WHERE e.dataset_id = s.dataset_id"
-                "   AND e.session_id = s.session_id AND ((e.seq > s.watermark_seq"
-                "   AND e.created_at <= now() - make_interval(secs => :t))"
+                "SELECT e.dataset_id, e.session_id FROM session_entries e"
+                " LEFT JOIN session_improve_state s ON s.dataset_id = e.dataset_id AND s.session_id = e.session_id"
+                " WHERE ((e.seq > coalesce(s.watermark_seq, 0) AND e.created_at <= now() - make_interval(secs => :t))"
                 "   OR ((e.helpful_count <> e.feedback_applied_helpful OR e.harmful_count <> e.feedback_applied_harmful)"
-                "   AND e.feedback_at <= now() - make_interval(secs => :t))))"
-                " AND NOT EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = s.dataset_id"
-                "   AND c.status = 'held' AND s.session_id = ANY(c.session_ids))"
-                " ORDER BY s.dataset_id, s.session_id LIMIT :k"
+                "   AND e.feedback_at <= now() - make_interval(secs => :t)))"
+                " AND NOT EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = e.dataset_id"
+                "   AND c.status = 'held' AND e.session_id = ANY(c.session_ids))"
+                " GROUP BY e.dataset_id, e.session_id ORDER BY e.dataset_id, e.session_id LIMIT :k"
             ),
             {"t": float(older_than_seconds), "k": limit},
         ).mappings()

@@ -230,6 +230,22 @@ def test_quiet_session_is_improved_by_the_beat_sweep_after_T(fleet, store, datas
     assert [r["trigger"] for r in runs(store, dataset_name, "quiet")][-1] == "beat"
 
 
+def test_entries_stored_without_a_debounce_are_improved_by_the_quiet_sweep(fleet, store, dataset_name):
+    # e.g. recall stores its question and answer in the session directly, without asking for an improve
+    fleet.client.remember("Port Alder has a lantern festival.", dataset=dataset_name, background=False)
+    ds = dataset_id(store, dataset_name)
+    with store.unit_of_work() as uow:
+        entry = uow.sessions.add_entry(dataset_id=ds, session_id="recalled", user_id=uow.access.ensure_user("default"),
+                                       question="What festival?", answer="the lantern festival")
+    assert session_state(store, dataset_name, "recalled") is None
+    wait_until(lambda: scalar(store, "SELECT now() - created_at > make_interval(secs => :t) FROM session_entries"
+                              " WHERE id = :i", t=T, i=entry), what="entry older than T")
+    swept = _sweep(fleet, "sweep_quiet_sessions")
+    assert {"dataset_id": str(ds), "session_ids": ["recalled"]} in swept["started"]
+    _wait_processed(store, dataset_name, "recalled")
+    assert fleet.client.sessions(dataset_name)["sessions"][0]["pending_entries"] == 0
+
+
 def test_admission_declines_automatic_improves_but_never_explicit_ones(fleet, store):
     broke = f"broke-{uuid.uuid4().hex[:8]}"
     turn = fleet.client.remember_turn(dataset=broke, session_id="s", question="q", answer="a")
@@ -316,3 +332,29 @@ def test_a_second_beat_does_not_double_schedule_and_takes_over_when_the_first_di
         first.stop()
         if second is not None:
             second.stop()
+
+
+def test_cli_feedback_improve_and_sessions(fleet, store, dataset_name):
+    import json
+    import subprocess
+    import sys
+
+    def engram(*args) -> subprocess.CompletedProcess:
+        env = dict(fleet.env, COLUMNS="200")
+        out = subprocess.run([sys.executable, "-m", "engram.cli", *args], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out
+
+    turn = fleet.client.remember_turn(dataset=dataset_name, session_id="cli", question="q", answer="a")
+    _wait_processed(store, dataset_name, "cli")
+    assert "helpful 1, harmful 0" in engram("feedback", str(turn.entry_id), "helpful", "--score", "0.8").stdout
+    improved = json.loads(engram("improve", "--dataset", dataset_name, "--session", "cli", "--wait", "--json").stdout)
+    assert improved["result"]["status"] == "started"
+    assert improved["run"]["status"] == "completed"
+    assert {s["stage"]: s["status"] for s in improved["run"]["stages"]}["feedback_weights"] == "completed"
+    view = json.loads(engram("sessions", "--dataset", dataset_name, "--json").stdout)
+    (cli,) = view["sessions"]
+    assert (cli["entries"], cli["pending_entries"], cli["pending_feedback"]) == (1, 0, 0)
+    table = engram("sessions", "--dataset", dataset_name).stdout
+    assert "cli" in table and "completed" in table
