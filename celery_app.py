@@ -35,7 +35,8 @@ def _routes(s) -> dict:
         "engram.recall": {"queue": s.queue_recall},
         "engram.maintenance.*": {"queue": s.queue_maintenance},
         "engram.feedback": {"queue": s.queue_ingest},
-        "engram.sessions": {"queue": s.queue_ingest},
+        "engram.sessions": {"queue": s.queue_recall},  # reads: never queued behind ingest
+        "engram.improve.run_status": {"queue": s.queue_recall},
         # Improve requests are quick claim attempts; the stages are the work. Separate queues
         # keep a burst of requests from starving the holder's next stage (and its lease).
         "engram.improve": {"queue": s.queue_ingest},

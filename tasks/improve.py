@@ -91,7 +91,11 @@ def start_improve(req: StartImprove) -> dict:
     except Exception:
         claims.release(got)
         raise
-    run_id, status = begin_pass(claim_id, got, req.trigger, budget)
+    try:
+        run_id, status = begin_pass(claim_id, got, req.trigger, budget)
+    except Exception:
+        release(claim_id, got, kick=False)
+        raise
     result.status = "started" if status == "running" else "no_op"
     result.run_id, result.claim_id, result.fence = run_id, claim_id, got.fence
     if status != "running":
@@ -120,17 +124,23 @@ def begin_pass(claim_id: uuid.UUID, claim: Claim, trigger: str, budget: dict) ->
         sigs = [app.signature(f"engram.improve.{name}", kwargs={"run_id": str(run_id)}, immutable=True)
                 for name, _ in stages]
         sigs.append(app.signature("engram.improve.finish", kwargs={"run_id": str(run_id)}, immutable=True))
-        chain(*sigs).apply_async()
+        try:
+            chain(*sigs).apply_async()
+        except Exception as exc:  # never leave a run "running" that no chain will finish
+            with Store().unit_of_work() as uow:
+                uow.improve.finish_run(run_id, "failed", error=f"could not enqueue: {exc}")
+            raise
     return run_id, status
 
 
-def release(claim_id: uuid.UUID, claim: Claim) -> None:
+def release(claim_id: uuid.UUID, claim: Claim, kick: bool = True) -> None:
     """Record the release, free the keys, and hand leftover rerun requests to the next claimant."""
     with Store().unit_of_work() as uow:
         uow.improve.close_claim(claim_id, "released")
         dataset = uow.improve.claim(claim_id)["dataset_id"]
     Claims(get_redis()).release(claim)
-    kick_reruns(dataset)
+    if kick:
+        kick_reruns(dataset)
 
 
 def kick_reruns(dataset_id: uuid.UUID | None = None) -> int:
@@ -191,6 +201,7 @@ def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
         try:
             if not claims.renew(claim):
                 raise FencedOut("the claim's lease expired before the stage started")
+            _renewed(claim_row["id"])
             with keep_alive(claims, claim, on_renew=lambda: _renewed(claim_row["id"])):
                 counts = BODIES[name].run(ctx) or {}
         except FencedOut as exc:
@@ -243,7 +254,8 @@ def finish(self, req: RunRequest) -> dict:
         uow.improve.finish_run(req.run_id, status, error="; ".join(failed) or None)
         claim_row = uow.improve.claim(run["claim_id"])
         more = pending_work(uow, run["dataset_id"], list(run["session_ids"]))["pending"] or any(
-            r["rerun_requested_at"] is not None for r in uow.improve.sessions(run["dataset_id"], run["session_ids"]))
+            r["rerun_requested_at"] is not None for r in uow.improve.sessions(run["dataset_id"], run["session_ids"])
+        ) or (uow.improve.dataset_state(run["dataset_id"]) or {}).get("rerun_requested_at") is not None
     out = {"run_id": str(req.run_id), "status": status, "pass": run["pass"]}
     if status == "lost" or claim_row["status"] != "held":
         return out
@@ -255,7 +267,11 @@ def finish(self, req: RunRequest) -> dict:
             uow.improve.request_rerun(run["dataset_id"], list(run["session_ids"]))
         return {**out, "claim": "lost"}
     if more and status in ("completed", "completed_with_errors") and claim_row["passes"] < s.improve_max_passes:
-        next_run, next_status = begin_pass(claim_row["id"], claim, run["trigger"], run["budget"])
+        try:
+            next_run, next_status = begin_pass(claim_row["id"], claim, run["trigger"], run["budget"])
+        except Exception:
+            release(claim_row["id"], claim, kick=False)
+            raise
         if next_status == "running":
             return {**out, "next_run_id": str(next_run)}
     release(claim_row["id"], claim)

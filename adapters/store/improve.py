@@ -177,6 +177,8 @@ class ImproveRepository:
                 " WHERE ((e.seq > coalesce(s.watermark_seq, 0) AND e.created_at <= now() - make_interval(secs => :t))"
                 "   OR ((e.helpful_count <> e.feedback_applied_helpful OR e.harmful_count <> e.feedback_applied_harmful)"
                 "   AND e.feedback_at <= now() - make_interval(secs => :t)))"
+                # At most one automatic attempt per T: a run that keeps failing is not hammered.
+                " AND (s.last_improve_at IS NULL OR s.last_improve_at <= now() - make_interval(secs => :t))"
                 " AND NOT EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = e.dataset_id"
                 "   AND c.status = 'held' AND e.session_id = ANY(c.session_ids))"
                 " GROUP BY e.dataset_id, e.session_id ORDER BY e.dataset_id, e.session_id LIMIT :k"
