@@ -139,7 +139,7 @@ def main() -> None:
     from engram.celery_app import create_app
 
     app = create_app()
-    proc = start_worker(concurrency=args.workers, extra_env=env)
+    proc = start_worker(concurrency=args.workers, extra_env=env, log_path=args.out / f"worker-{run_tag}.log")
     try:
         wait_for_worker(app, proc)
         run_pipeline(app, warmup, f"bench-warmup-{run_tag}", args.workers)
