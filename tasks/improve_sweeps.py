@@ -20,16 +20,6 @@ from engram.tasks.sessions import admission_callback
 
 log = logging.getLogger("engram.improve.sweeps")
 
-SWEEP_COUNTS = "engram:improve:sweeps"  # hash: sweep name → times run (operators, tests)
-
-
-def _count(name: str) -> None:
-    try:
-        get_redis().hincrby(SWEEP_COUNTS, name, 1)
-    except Exception:  # a counter must never fail a sweep
-        log.debug("sweep counter not updated", exc_info=True)
-
-
 @engram_task("engram.improve.sweep_quiet_sessions")
 def sweep_quiet_sessions(self) -> dict:
     """Start improves for sessions whose pending entries (or feedback) are older than T.
@@ -39,7 +29,6 @@ def sweep_quiet_sessions(self) -> dict:
     from engram.celery_app import app
 
     s = get_settings()
-    _count("quiet_sessions")
     with Store().unit_of_work() as uow:
         quiet = uow.improve.quiet_sessions(s.improve_debounce_seconds)
         names = {d: uow.access.dataset_name(d) for d in {q["dataset_id"] for q in quiet}}
@@ -65,7 +54,6 @@ def sweep_quiet_sessions(self) -> dict:
 @engram_task("engram.improve.sweep_reruns")
 def sweep_reruns(self) -> dict:
     """Every leftover rerun request becomes a run (one start per dataset)."""
-    _count("reruns")
     return {"datasets": kick_reruns()}
 
 
@@ -77,7 +65,6 @@ def sweep_claims(self) -> dict:
     its keys no longer carry its value, so a slow-but-alive holder is never swept.
     """
     s = get_settings()
-    _count("claims")
     claims = Claims(get_redis())
     swept = []
     with Store().unit_of_work() as uow:
