@@ -50,21 +50,51 @@ def _redis_db_url(base: str, db: int) -> str:
     return base.rsplit("/", 1)[0] + f"/{db}"
 
 
-class WorkerHandle:
-    """A real `engram worker` process with its own broker database and settings."""
+class BrokerDatabases:
+    """Redis databases 2..15 for extra workers (1 is the shared worker's); stopping gives one back."""
 
-    def __init__(self, services, env: dict[str, str], redis_db: int, concurrency: int, log_dir: Path,
-                 flush: bool = True):
+    def __init__(self) -> None:
+        self.free = list(range(2, 16))
+
+    def take(self) -> int:
+        if not self.free:
+            raise RuntimeError("all 14 broker databases are in use: stop a worker before starting another")
+        return self.free.pop(0)
+
+    def give_back(self, db: int) -> None:
+        if db not in self.free:
+            self.free.append(db)
+            self.free.sort()
+
+
+BROKER_DATABASES = BrokerDatabases()
+
+
+class WorkerHandle:
+    """A real `engram worker` process with its own broker database and settings.
+
+    `broker_of` shares another handle's broker database (a second worker of the same fleet,
+    or a replacement for a killed one) instead of taking a fresh, flushed one.
+    """
+
+    def __init__(self, services, env: dict[str, str], concurrency: int, log_dir: Path,
+                 broker_of: WorkerHandle | None = None, redis_db: int | None = None):
         from engram.celery_app import create_app
         from engram.tasks.client import EngramClient
 
+        self.owns_db = broker_of is None and redis_db is None
+        if broker_of is not None:
+            redis_db = broker_of.redis_db
+        elif redis_db is None:
+            redis_db = BROKER_DATABASES.take()
+        self.redis_db = redis_db
         self.redis_url = _redis_db_url(services.redis_url, redis_db)
         self.env = dict(os.environ, ENGRAM_REDIS_URL=self.redis_url, **env)
         self.concurrency = concurrency
         self.log_path = log_dir / f"worker-{redis_db}-{uuid.uuid4().hex[:6]}.log"
         import redis
 
-        if flush:
+        if broker_of is None:
             redis.Redis.from_url(self.redis_url).flushdb()
         saved = dict(os.environ)
         os.environ.update({k: v for k, v in self.env.items() if k.startswith("ENGRAM_")})
@@ -78,18 +108,21 @@ class WorkerHandle:
         self.client = EngramClient(self.app, timeout=120)
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> WorkerHandle:
+    def start(self, name: str | None = None) -> WorkerHandle:
+        """Start the process (under node name `name@host` if given); wait until it answers a ping."""
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={self.concurrency}",
-             "--loglevel=info", "--without-heartbeat", "--without-mingle", "--without-gossip"],
-            env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
+        argv = [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={self.concurrency}",
+                "--loglevel=info", "--without-heartbeat", "--without-mingle", "--without-gossip"]
+        if name:
+            argv.append(f"--hostname={name}@%h")
+        self.proc = subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited ({self.proc.returncode}); log:\n{self.log_path.read_text()[-3000:]}")
-            if self.app.control.ping(timeout=0.5):
+            replies = self.app.control.ping(timeout=0.5)
+            if replies and (name is None or any(name in node for reply in replies for node in reply)):
                 return self
         raise TimeoutError(f"worker did not start; log:\n{self.log_path.read_text()[-3000:]}")
 
@@ -110,15 +143,15 @@ class WorkerHandle:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill()
-
-
-_next_db = iter(range(2, 16))
+        if self.owns_db:
+            BROKER_DATABASES.give_back(self.redis_db)
+            self.owns_db = False
 
 
 @pytest.fixture(scope="session")
 def worker(services, tmp_path_factory):
     """The shared worker: offline LLM, concurrency 2, broker database 1."""
-    handle = WorkerHandle(services, {}, 1, 2, tmp_path_factory.mktemp("logs")).start()
+    handle = WorkerHandle(services, {}, 2, tmp_path_factory.mktemp("logs"), redis_db=1).start()
     yield handle
     handle.stop()
 
@@ -128,17 +161,26 @@ def client(worker):
     return worker.client
 
 
+@pytest.fixture(scope="session")
+def spawn_worker(services, tmp_path_factory):
+    """Make a worker with its own settings (env); the caller stops it (module-scoped fleets)."""
+
+    def spawn(env: dict[str, str] | None = None, concurrency: int = 1, *, name: str | None = None,
+              broker_of: WorkerHandle | None = None, start: bool = True) -> WorkerHandle:
+        handle = WorkerHandle(services, env or {}, concurrency, tmp_path_factory.mktemp("logs"), broker_of=broker_of)
+        return handle.start(name) if start else handle
+
+    return spawn
+
+
 @pytest.fixture
-def worker_factory(services, tmp_path_factory):
-    """Start extra workers with their own settings (env) on their own broker database."""
+def worker_factory(spawn_worker):
+    """Like spawn_worker, but every worker made is stopped when the test ends."""
     started: list[WorkerHandle] = []
 
     def make(env: dict[str, str] | None = None, concurrency: int = 1, start: bool = True,
              broker_of: WorkerHandle | None = None) -> WorkerHandle:
-        """`broker_of`: share that worker's broker database (a replacement for a killed worker)."""
-        db = int(broker_of.redis_url.rsplit("/", 1)[1]) if broker_of else next(_next_db)
-        handle = WorkerHandle(services, env or {}, db, concurrency, tmp_path_factory.mktemp("logs"),
-                              flush=broker_of is None)
+        handle = spawn_worker(env, concurrency, broker_of=broker_of, start=False)
         started.append(handle)
         return handle.start() if start else handle
 

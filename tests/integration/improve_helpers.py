@@ -6,7 +6,6 @@ engram.tests.integration.improve_helpers:admission).
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import subprocess
@@ -100,30 +99,6 @@ def fully_processed(store, dataset: str, session: str) -> bool:
 
 
 # ------------------------------------------------------------------ processes
-
-
-def handle_class(worker):
-    """The harness's WorkerHandle class and its broker-database allocator."""
-    module = inspect.getmodule(type(worker))
-    return type(worker), module._next_db
-
-
-def start_named(handle, name: str):
-    """Start a WorkerHandle's process under its own node name; wait until that node answers."""
-    log = open(handle.log_path, "ab")
-    handle.proc = subprocess.Popen(
-        [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={handle.concurrency}", "--loglevel=info",
-         "--without-heartbeat", "--without-mingle", "--without-gossip", f"--hostname={name}@%h"],
-        env=handle.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    wait_until(lambda: _answers(handle, name), timeout=180, what=f"worker {name}")
-    return handle
-
-
-def _answers(handle, name: str) -> bool:
-    if handle.proc.poll() is not None:
-        raise RuntimeError(f"worker exited; log:\n{handle.log_path.read_text()[-3000:]}")
-    return any(name in node for reply in handle.app.control.ping(timeout=0.5) for node in reply)
 
 
 class Beat:

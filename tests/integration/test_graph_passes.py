@@ -7,7 +7,6 @@ names, so the one cassette below answers all of them without any entry matching 
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from datetime import UTC, datetime
 
@@ -84,24 +83,15 @@ ENTRIES = [
 ]
 
 
-def _integration_harness(request):
-    # The shared conftest keeps the broker-database counter; use its own, so no worker collides.
-    for plugin in request.config.pluginmanager.get_plugins():
-        if str(getattr(plugin, "__file__", "")).endswith(os.path.join("integration", "conftest.py")):
-            return plugin
-    raise RuntimeError("integration conftest not loaded")
-
-
 @pytest.fixture(scope="module")
-def replay(services, tmp_path_factory, request):
-    harness = _integration_harness(request)
+def replay(spawn_worker, tmp_path_factory):
     folder = tmp_path_factory.mktemp("graph-passes")
     cassette = folder / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": ENTRIES}))
     env = {"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_CONTRADICTION_MAX_FACTS": str(MAX_FACTS),
            "ENGRAM_TASK_MAX_RETRIES": "1", "ENGRAM_RETRY_BACKOFF_BASE_SECONDS": "0.1",
            "ENGRAM_RETRY_BACKOFF_MAX_SECONDS": "1"}
-    handle = harness.WorkerHandle(services, env, next(harness._next_db), 2, folder).start()
+    handle = spawn_worker(env, concurrency=2)
     yield handle
     handle.stop()
 

@@ -15,7 +15,6 @@ from improve_helpers import (
     claims,
     dataset_id,
     fully_processed,
-    handle_class,
     max_seq,
     rows,
     runs,
@@ -23,7 +22,6 @@ from improve_helpers import (
     session_state,
     settled,
     stages,
-    start_named,
     wait_until,
 )
 
@@ -43,17 +41,13 @@ FLEET_ENV = {
 
 
 @pytest.fixture(scope="module")
-def fleet(services, worker, tmp_path_factory):
+def fleet(spawn_worker):
     """Two real `engram worker` processes (concurrency 2 each) sharing one broker database."""
-    Handle, next_db = handle_class(worker)
-    db, logs = next(next_db), tmp_path_factory.mktemp("fleet")
-    a = Handle(services, FLEET_ENV, db, 2, logs)
-    b = Handle(services, FLEET_ENV, db, 2, logs)
-    start_named(a, "fleet-a")
-    start_named(b, "fleet-b")
+    a = spawn_worker(FLEET_ENV, concurrency=2, name="fleet-a")
+    b = spawn_worker(FLEET_ENV, concurrency=2, name="fleet-b", broker_of=a)
     yield a
-    a.stop()
     b.stop()
+    a.stop()
 
 
 def _sweep(fleet, name: str) -> dict:

@@ -18,14 +18,12 @@ from improve_helpers import (
     claims,
     dataset_id,
     fully_processed,
-    handle_class,
     rows,
     runs,
     scalar,
     session_state,
     settled,
     stages,
-    start_named,
     wait_until,
 )
 
@@ -85,7 +83,7 @@ def test_a_write_with_a_stale_fence_is_refused_and_rolled_back(store):
 
 
 @pytest.fixture(scope="module")
-def stall_pair(services, worker, tmp_path_factory):
+def stall_pair(spawn_worker, tmp_path_factory):
     logs = tmp_path_factory.mktemp("stall")
     cassette = logs / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": [
@@ -95,12 +93,10 @@ def stall_pair(services, worker, tmp_path_factory):
     ]}))
     env = {"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_LOCK_LEASE_SECONDS": "3",
            "ENGRAM_TASK_MAX_RETRIES": "0"}
-    Handle, next_db = handle_class(worker)
-    db = next(next_db)
-    a, b = Handle(services, env, db, 1, logs), Handle(services, env, db, 1, logs)  # both flush the db now
-    start_named(a, "stall-a")
+    a = spawn_worker(env, name="stall-a")
+    b = spawn_worker(env, name="stall-b", broker_of=a, start=False)  # started when A stalls
     yield a, b
-    for h in (a, b):
+    for h in (b, a):
         if h.proc and h.proc.poll() is None:
             os.killpg(h.proc.pid, signal.SIGCONT)
         h.stop()
@@ -137,7 +133,7 @@ def test_a_holder_whose_lease_expired_is_taken_over_and_its_late_write_is_refuse
         r = redis.Redis.from_url(a.redis_url)
         wait_until(lambda: r.exists(dataset_key(ds)) == 0, what="A's lease to expire")
         (stale,) = claims(store, dataset_name)
-        start_named(b, "stall-b")
+        b.start("stall-b")
         # Beat's claim sweep finds the dead lease, asks for a rerun, and B takes the session over.
         swept = b.app.send_task("engram.improve.sweep_claims").get(timeout=60)
         assert str(stale["id"]) in swept["abandoned"]

@@ -9,7 +9,6 @@ The maintenance passes are not run here: the test writes their annotations the w
 from __future__ import annotations
 
 import json
-import os
 import uuid
 
 import pytest
@@ -124,22 +123,12 @@ def test_contradicted_facts_come_back_with_the_conflict_attached(client, graph):
 # ------------------------------------------------------------------ generated answers (replay LLM)
 
 
-def _harness(request):
-    # The shared conftest keeps the broker-database counter; reuse its worker class and counter.
-    for plugin in request.config.pluginmanager.get_plugins():
-        if str(getattr(plugin, "__file__", "")).endswith(os.path.join("integration", "conftest.py")):
-            return plugin
-    raise RuntimeError("integration conftest not loaded")
-
-
 @pytest.fixture(scope="module")
-def replay(services, tmp_path_factory, request):
-    harness = _harness(request)
+def replay(spawn_worker, tmp_path_factory):
     folder = tmp_path_factory.mktemp("recall-replay")
     cassette = folder / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": CASSETTE}))
-    handle = harness.WorkerHandle(services, {"ENGRAM_LLM_MODEL": f"replay:{cassette}"},
-                                  next(harness._next_db), 1, folder).start()
+    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}"})
     yield handle
     handle.stop()
 
