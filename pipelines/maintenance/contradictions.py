@@ -61,9 +61,10 @@ def select_facts(
     touched: set[Any],
     max_facts: int = DEFAULT_MAX_FACTS,
 ) -> list[Fact]:
-    """Non-structural edges with at least one touched, named endpoint, at most max_facts.
+    """Non-structural, current edges with at least one touched, named endpoint, at most max_facts.
 
-    An unnamed far endpoint is rendered by its id. Duplicate edge ids are sent once.
+    A superseded edge is history, not a rival of its successor, so it is never sent. An unnamed
+    far endpoint is rendered by its id. Duplicate edge ids are sent once.
     """
     touched_keys = {str(t) for t in touched}
     facts: list[Fact] = []
@@ -72,6 +73,8 @@ def select_facts(
         if len(facts) >= max_facts:
             break
         edge = as_edge_fact(raw)
+        if (raw.get("superseded") if isinstance(raw, Mapping) else False) or edge.properties.get("superseded"):
+            continue
         rel = normalise_relationship(edge.relationship)
         if rel in STRUCTURAL or str(edge.id) in seen:
             continue

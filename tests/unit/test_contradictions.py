@@ -127,3 +127,11 @@ def test_prompt_carries_the_facts_and_rules():
     assert "[F1] a b c" in messages[1]["content"]
     system = messages[0]["content"].lower()
     assert "same time" in system and "paraphrase" in system and "itself" in system and "empty list" in system
+
+
+def test_superseded_edges_are_history_not_rivals():
+    rows = [{"id": "old", "source_id": "alice", "target_id": "acme", "relationship": "ceo_of", "superseded": True},
+            {"id": "new", "source_id": "bob", "target_id": "acme", "relationship": "ceo_of", "superseded": False}]
+    tagged = EdgeFact("tag", "alice", "paris", "lives_in", properties={"superseded": True})
+    facts = select_facts(rows + [tagged], NAMES, {"alice", "bob", "acme"})
+    assert [f.edge_id for f in facts] == ["new"]
