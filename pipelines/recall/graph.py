@@ -63,10 +63,18 @@ def conflicts_for(row: dict, contradictions: Iterable[dict]) -> list[dict]:
     ends = {row["source_id"], row["target_id"]}
     out = []
     for c in contradictions:
-        if not ends & {c["source_id"], c["target_id"]}:
-            continue
         props = c.get("properties") or {}
         first, second = props.get("first_fact"), props.get("second_fact")
+        edge_ids = (props.get("first_edge_id"), props.get("second_edge_id"))
+        if all(edge_ids):  # the check recorded which edges it judged: match exactly
+            if str(row["id"]) not in edge_ids:
+                continue
+            other = second if str(row["id"]) == edge_ids[0] else first
+            out.append({"fact": other, "reason": props.get("reason"), "confidence": props.get("confidence"),
+                        "edge_id": str(c["id"])})
+            continue
+        if not ends & {c["source_id"], c["target_id"]}:
+            continue
         is_first, is_second = same_fact(row, first), same_fact(row, second)
         if is_first != is_second:
             other = second if is_first else first

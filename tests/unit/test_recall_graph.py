@@ -74,3 +74,12 @@ def test_a_contradiction_between_the_same_two_entities_is_attached_either_way_ro
 def test_an_unrelated_contradiction_is_ignored():
     c = _contradicts(uuid.uuid4(), uuid.uuid4(), "Alice Moreau ceo of Acme Robotics", "x")
     assert conflicts_for(_row(), [c]) == []
+
+
+def test_recorded_fact_edge_ids_match_exactly_whatever_the_wording():
+    alice, bob, born = _row(), _row(source="Bob", sid=B), _row(rel="born_in", target="Norwick")
+    c = _contradicts(A, B, "first wording", "second wording")
+    c["properties"].update(first_edge_id=str(alice["id"]), second_edge_id=str(bob["id"]))
+    assert [x["fact"] for x in conflicts_for(alice, [c])] == ["second wording"]
+    assert [x["fact"] for x in conflicts_for(bob, [c])] == ["first wording"]
+    assert conflicts_for(born, [c]) == []  # shares an endpoint, but is not one of the judged facts
