@@ -20,11 +20,12 @@ QUESTIONS = [
 
 
 def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dict | None = None,
-                 log_path: Path | None = None) -> subprocess.Popen:
+                 log_path: Path | None = None, extra_args: tuple[str, ...] = ()) -> subprocess.Popen:
     env = dict(os.environ, **(extra_env or {}))
     log = open(log_path, "ab") if log_path else None
     return subprocess.Popen(
-        [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}"],
+        [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}",
+         *extra_args],
         env=env, start_new_session=True, stdout=log, stderr=subprocess.STDOUT if log else None,
     )
 
