@@ -17,7 +17,6 @@ from pydantic import BaseModel
 from engram.adapters.embed import get_embedder
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.store import Store
-from engram.adapters.store.access import AccessDenied, UnknownDataset
 from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
 from engram.models.payloads import (
     ForgetRequest,
@@ -39,9 +38,6 @@ from engram.prompts import extraction as prompts
 from engram.settings import get_settings
 from engram.tasks.base import InvalidPayload, engram_task, execute_stage
 from engram.tasks.status import run_status
-
-# Errors a caller must fix; they are reported, never retried.
-CALLER_ERRORS = (BadInput, AccessDenied, UnknownDataset, InvalidPayload)
 
 
 class StageRequest(BaseModel):

@@ -30,9 +30,6 @@ class AccessRepository:
         self.conn.execute(insert(users).values(id=uid, name=name).on_conflict_do_nothing())
         return uid
 
-    def user_exists(self, name: str) -> bool:
-        return self.conn.execute(select(users.c.id).where(users.c.name == name)).first() is not None
-
     def create_dataset(self, owner: str, name: str) -> uuid.UUID:
         """Create (or find) `name` owned by `owner`; the owner gets every permission."""
         owner_id = self.ensure_user(owner)

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, text, update
+from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import (
@@ -64,9 +64,6 @@ class GraphRepository:
     def item(self, item: uuid.UUID) -> dict | None:
         row = self.conn.execute(select(data_items).where(data_items.c.id == item)).mappings().first()
         return dict(row) if row else None
-
-    def item_exists(self, item: uuid.UUID) -> bool:
-        return self.conn.execute(select(data_items.c.id).where(data_items.c.id == item)).first() is not None
 
     # ------------------------------------------------------------ the one-transaction load
 
@@ -254,9 +251,3 @@ class GraphRepository:
                 query = query.where(table.c.dataset_id == dataset)
             out[name] = self.conn.execute(query).scalar_one()
         return out
-
-    def mark_superseded(self, rows: Sequence[dict]) -> int:
-        n = 0
-        for row in rows:
-            n += self.conn.execute(update(edges).where(edges.c.id == row["id"]).values(**row["values"])).rowcount
-        return n
