@@ -15,9 +15,10 @@ depends_on = None
 
 
 def _dimension() -> int:
-    from engram.settings import get_settings
-
-    return get_settings().embedding_dimension
+    # The schema's dimension, recorded by 0001: new vector columns must match the existing ones
+    # even if ENGRAM_EMBEDDING_DIMENSION changed since (start-up then reports the mismatch).
+    return int(op.get_bind().exec_driver_sql(
+        "SELECT value FROM engram_meta WHERE key = 'embedding_dimension'").scalar_one())
 
 
 def upgrade() -> None:
