@@ -135,7 +135,7 @@ class RunStatus(BaseModel):
 
     @property
     def done(self) -> bool:
-        return self.status in ("completed", "failed")
+        return self.status in ("completed", "failed", "forgotten")
 
 
 class StatusResult(BaseModel):
@@ -157,6 +157,30 @@ class ForgetResult(BaseModel):
     chunks: int
     edges: int
     entities: int
+    session_entries: int = 0
+    runs: int = Field(default=0, description="runs marked forgotten (their outputs and inputs erased)")
+
+
+Permission = Literal["read", "write", "delete", "share"]
+
+
+class ShareRequest(Payload):
+    """engram.share / engram.unshare: grant or revoke a user's permissions on a dataset.
+
+    The caller needs the `share` grant (the owner holds it; the owner may pass it on). The
+    owner's own grants can never be revoked."""
+
+    dataset: str = Field(pattern=NAME)
+    user: str = Field(default="default", pattern=NAME)
+    grantee: str = Field(pattern=NAME)
+    permissions: list[Permission] = Field(default_factory=lambda: ["read"], min_length=1, max_length=4)
+
+
+class ShareResult(BaseModel):
+    status: Literal["shared", "unshared"]
+    dataset: str
+    grantee: str
+    permissions: list[str] = Field(description="the grantee's grants on the dataset now")
 
 
 class ContradictionCheckRequest(Payload):

@@ -138,6 +138,8 @@ def execute_stage(
             raise InvalidPayload(f"run {run_id} has no stage {stage!r}")
         if row["status"] in ("completed", "skipped"):
             return {"run_id": str(run_id), "stage": stage, "status": row["status"], "redelivered": True}
+        if run["status"] == "forgotten":
+            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
         if run["status"] == "failed":
             # A stale message for a run that already failed: leave it for an explicit retry.
             return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run failed"}
@@ -164,11 +166,22 @@ def execute_stage(
         stop.set()
 
     with store.unit_of_work() as uow:
+        if uow.runs.lock(run_id)["status"] == "forgotten":  # forgotten while computing: keep nothing
+            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
         if persist is not None and status == "completed":
             output = persist(uow, inputs, output)
         uow.runs.finish_stage(run_id, stage, status, output=output, reason=reason, usage=used.as_dict())
         _complete_if_done(uow, run_id)
-    return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason}
+        totals = uow.runs.get(run_id)
+    return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason,
+            **accounting(used.as_dict(), totals)}
+
+
+def accounting(used: dict, run: dict) -> dict:
+    """LLM calls and tokens of this stage and of its run so far: Flower shows them in the task result."""
+    return {"llm_calls": used.get("calls", 0),
+            "tokens": used.get("prompt_tokens", 0) + used.get("completion_tokens", 0),
+            "run_llm_calls": run["llm_calls"], "run_tokens": run["tokens"]}
 
 
 def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID) -> None:
@@ -190,6 +203,8 @@ def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: 
         raise task.retry(exc=exc, countdown=backoff_seconds(retries))
     log.warning("stage %s of run %s failed: %s\n%s", stage, run_id, message, traceback.format_exc())
     with store.unit_of_work() as uow:
+        if uow.runs.lock(run_id)["status"] == "forgotten":
+            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
         uow.runs.finish_stage(run_id, stage, "failed", error=message, usage=used)
         if optional:
             _complete_if_done(uow, run_id)

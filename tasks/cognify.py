@@ -64,7 +64,7 @@ def remember(self, req: RememberRequest) -> dict:
     refs: list[RunRef] = []
     to_start: list[tuple[uuid.UUID, list[str]]] = []
     with store.unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_dataset(req.dataset, req.user) is None:
+        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
             uow.access.create_dataset(req.user, req.dataset)
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         options = req.options.model_dump(exclude_none=True)
@@ -104,6 +104,8 @@ def cognify(self, req: RetryRequest) -> dict:
         run = uow.runs.lock(req.run_id)
         if run is None:
             raise InvalidPayload(f"run {req.run_id} does not exist")
+        if run["status"] == "forgotten":
+            raise BadInput(f"run {req.run_id} was forgotten: remember the content again instead")
         failed_passes = [s for s in uow.runs.stages(req.run_id) if s["status"] == "failed"]
         if run["status"] == "completed" and not failed_passes:
             return {"run_id": str(req.run_id), "status": "completed", "stages": []}
@@ -120,16 +122,19 @@ def status(self, req: StatusRequest) -> dict:
 
 @engram_task("engram.forget", payload=ForgetRequest)
 def forget(self, req: ForgetRequest) -> dict:
+    """Remove every copy of an item (or of the whole dataset); its runs become `forgotten` tombstones."""
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "delete")
         if req.data_item_id is not None:
             item = uow.graph.item(req.data_item_id)
             if item is None or item["dataset_id"] != dataset:
                 raise BadInput(f"data item {req.data_item_id} is not in dataset {req.dataset!r}")
-            items = [req.data_item_id]
+            counts, rewritten = uow.forget.forget_items([req.data_item_id])
         else:
-            items = uow.graph.items_of_dataset(dataset)
-        counts = uow.graph.forget_items(items)
+            counts, rewritten = uow.forget.forget_dataset(dataset)
+        if rewritten:  # a kept fact's vector embedded the forgotten description: embed what is left
+            vectors = get_embedder(get_settings()).embed([t for _, t in rewritten])
+            uow.forget.set_edge_embeddings({e: v for (e, _), v in zip(rewritten, vectors)})
     return ForgetResult(**counts).model_dump()
 
 

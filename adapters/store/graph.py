@@ -1,4 +1,4 @@
-"""Writes of memory: data items, documents, chunks, entities, edges, summaries; and forget."""
+"""Writes of memory: data items, documents, chunks, entities, edges, summaries (forget: forget.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import (
@@ -190,53 +190,6 @@ class GraphRepository:
             "edges": len(draft.edges),
             "summaries": len(draft.summaries),
         }
-
-    # ------------------------------------------------------------ forget
-
-    def forget_items(self, item_ids: Sequence[uuid.UUID]) -> dict[str, int]:
-        """Delete items' chunks and summaries, their provenance on edges, and orphaned graph.
-
-        Edges keep provenance from other documents; entities stay while any edge still has
-        provenance to them. Nothing else is touched.
-        """
-        if not item_ids:
-            return {"items": 0, "chunks": 0, "edges": 0, "entities": 0}
-        chunk_ids = list(
-            self.conn.execute(
-                select(chunks.c.id)
-                .join(documents, documents.c.id == chunks.c.document_id)
-                .where(documents.c.data_item_id.in_(item_ids))
-            ).scalars()
-        )
-        datasets_touched = list(
-            self.conn.execute(select(data_items.c.dataset_id).where(data_items.c.id.in_(item_ids)).distinct()).scalars()
-        )
-        removed_edges = 0
-        if chunk_ids:
-            self.conn.execute(
-                text(
-                    "UPDATE edges SET provenance = ARRAY(SELECT unnest(provenance) EXCEPT SELECT unnest(CAST(:c AS uuid[])))"
-                    " WHERE provenance && CAST(:c AS uuid[])"
-                ),
-                {"c": chunk_ids},
-            )
-            removed_edges += self.conn.execute(
-                delete(edges).where(edges.c.source_id.in_(chunk_ids) | edges.c.target_id.in_(chunk_ids))
-            ).rowcount
-        removed_edges += self.conn.execute(
-            delete(edges).where(edges.c.dataset_id.in_(datasets_touched), func.cardinality(edges.c.provenance) == 0)
-        ).rowcount
-        n_chunks = self.conn.execute(delete(chunks).where(chunks.c.id.in_(chunk_ids))).rowcount if chunk_ids else 0
-        n_items = self.conn.execute(delete(data_items).where(data_items.c.id.in_(item_ids))).rowcount
-        # Entities that no remaining edge touches had provenance only from the forgotten items.
-        n_entities = self.conn.execute(
-            text(
-                "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
-                " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
-            ),
-            {"d": datasets_touched},
-        ).rowcount
-        return {"items": n_items, "chunks": n_chunks, "edges": removed_edges, "entities": n_entities}
 
     def items_of_dataset(self, dataset: uuid.UUID) -> list[uuid.UUID]:
         return list(self.conn.execute(select(data_items.c.id).where(data_items.c.dataset_id == dataset)).scalars())

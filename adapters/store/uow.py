@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Engine
 
 from engram.adapters.store.access import AccessRepository
 from engram.adapters.store.engine import get_engine
+from engram.adapters.store.forget import ForgetRepository
 from engram.adapters.store.graph import GraphRepository
 from engram.adapters.store.improve import ImproveRepository
 from engram.adapters.store.maintenance import MaintenanceRepository
@@ -27,6 +28,7 @@ class UnitOfWork:
         self.maintenance = MaintenanceRepository(conn)
         self.sessions = SessionRepository(conn)
         self.improve = ImproveRepository(conn)
+        self.forget = ForgetRepository(conn)
 
 
 class Store:

@@ -1,0 +1,147 @@
+"""Forget: no copy of a forgotten item left anywhere in Postgres.
+
+An item's text lives on in its chunks and summaries, in graph rows derived from it (entities,
+edges, their descriptions and vectors), in its run's stage outputs and params, in session
+entries whose answers cite it, and in the session documents those entries became. All of it
+goes, in one transaction; the run stays as a tombstone with status `forgotten`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import Connection, text
+
+Counts = dict[str, int]
+
+
+def _uuids(values) -> list[uuid.UUID]:
+    return [v if isinstance(v, uuid.UUID) else uuid.UUID(str(v)) for v in values]
+
+
+class ForgetRepository:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def _ids(self, sql: str, **params) -> list[uuid.UUID]:
+        return _uuids(self.conn.execute(text(sql), params).scalars())
+
+    def forget_items(self, item_ids: Sequence[uuid.UUID]) -> tuple[Counts, list[tuple[uuid.UUID, str]]]:
+        """Forget items and everything derived from them.
+
+        Returns the counts and the surviving edges whose text lost the forgotten part: the
+        caller re-embeds them (set_edge_embeddings) in the same transaction.
+        """
+        counts = {"items": 0, "chunks": 0, "edges": 0, "entities": 0, "session_entries": 0, "runs": 0}
+        rewritten: dict[uuid.UUID, str] = {}
+        pending = list(dict.fromkeys(item_ids))
+        seen: set[uuid.UUID] = set()
+        while pending:  # session entries citing the item became documents of their own: forget those too
+            batch = [i for i in pending if i not in seen]
+            seen.update(batch)
+            if not batch:
+                break
+            derived = self._forget_batch(batch, counts, rewritten)
+            pending = derived
+        return counts, sorted(rewritten.items())
+
+    def _forget_batch(self, items: list[uuid.UUID], counts: Counts, rewritten: dict[uuid.UUID, str]) -> list[uuid.UUID]:
+        p = {"items": items}
+        # Serialise with stages of these runs: a stage finishing later sees `forgotten` and writes nothing.
+        runs = self._ids("SELECT id FROM pipeline_runs WHERE data_item_id = ANY(CAST(:items AS uuid[])) FOR UPDATE", **p)
+        chunk_ids = self._ids(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " WHERE d.data_item_id = ANY(CAST(:items AS uuid[]))", **p)
+        datasets = self._ids("SELECT DISTINCT dataset_id FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
+        c = {"c": chunk_ids, "d": datasets}
+        linked = self._ids("SELECT DISTINCT target_id FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
+                           " AND relationship = 'contains'", **c)
+        removed = self._ids("DELETE FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
+                            " OR target_id = ANY(CAST(:c AS uuid[])) RETURNING id", **c)
+        shrunk = self._ids(
+            "UPDATE edges SET provenance = ARRAY(SELECT unnest(provenance) EXCEPT SELECT unnest(CAST(:c AS uuid[])))"
+            " WHERE provenance && CAST(:c AS uuid[]) RETURNING id", **c)
+        # A conflict or a fact that cited the item in part: its text may quote the item.
+        removed += self._ids("DELETE FROM edges WHERE id = ANY(CAST(:s AS uuid[])) AND relationship = 'contradicts'"
+                             " RETURNING id", s=shrunk)
+        removed += self._ids("DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[]))"
+                             " AND cardinality(provenance) = 0 RETURNING id", **c)
+        gone = [str(r) for r in removed]
+        removed += self._ids(
+            "DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[])) AND relationship = 'contradicts'"
+            " AND (properties->>'first_edge_id' = ANY(:g) OR properties->>'second_edge_id' = ANY(:g)) RETURNING id",
+            d=datasets, g=gone)
+        # A fact that lost to a forgotten one is current again.
+        self.conn.execute(text(
+            "UPDATE edges SET superseded = false, superseded_by = NULL, supersession_reason = NULL, valid_to = NULL"
+            " WHERE superseded_by = ANY(CAST(:r AS uuid[]))"), {"r": removed})
+        # Surviving facts keep their identity but lose a description the item may have given them.
+        survivors = self.conn.execute(text(
+            "UPDATE edges SET properties = properties - 'description',"
+            " edge_text = CASE WHEN position(': ' in edge_text) > 0"
+            "   THEN left(edge_text, position(': ' in edge_text) - 1) ELSE edge_text END, updated_at = now()"
+            " WHERE id = ANY(CAST(:s AS uuid[])) AND NOT id = ANY(CAST(:r AS uuid[])) RETURNING id, edge_text"),
+            {"s": shrunk, "r": removed}).all()
+        for row in survivors:
+            rewritten[row.id] = row.edge_text
+        for r in removed:
+            rewritten.pop(r, None)
+        counts["edges"] += len(removed)
+        counts["chunks"] += self.conn.execute(
+            text("DELETE FROM chunks WHERE id = ANY(CAST(:c AS uuid[]))"), c).rowcount
+        entries = self._ids(
+            "DELETE FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
+            " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
+        counts["session_entries"] += len(entries)
+        counts["items"] += self.conn.execute(
+            text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
+        counts["entities"] += self.conn.execute(text(
+            "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
+            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"), c).rowcount
+        # A kept entity's description may be the item's: take it from a remaining mention instead.
+        self.conn.execute(text(
+            "UPDATE entities e SET description = coalesce((SELECT substr(g.edge_text, position(': ' in g.edge_text) + 2)"
+            "   FROM edges g WHERE g.target_id = e.id AND g.relationship = 'contains'"
+            "   AND position(': ' in g.edge_text) > 0 ORDER BY g.created_at, g.id LIMIT 1), '')"
+            " WHERE e.id = ANY(CAST(:l AS uuid[]))"), {"l": linked})
+        self.conn.execute(text(
+            "DELETE FROM entity_types t WHERE t.dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), c)
+        counts["runs"] += self._tombstone(runs)
+        if not entries:
+            return []
+        return self._ids("SELECT id FROM data_items WHERE source LIKE ANY(CAST(:s AS text[]))",
+                         s=[f"session:%#{e}" for e in entries])
+
+    def _tombstone(self, runs: list[uuid.UUID]) -> int:
+        """The run stays (its id answers status) but holds nothing of the item."""
+        if not runs:
+            return 0
+        self.conn.execute(text(
+            "UPDATE stage_runs SET output = NULL, error = NULL, reason = NULL,"
+            " status = CASE WHEN status IN ('completed', 'skipped') THEN status ELSE 'forgotten' END"
+            " WHERE run_id = ANY(CAST(:r AS uuid[]))"), {"r": runs})
+        return self.conn.execute(text(
+            "UPDATE pipeline_runs SET status = 'forgotten', error = NULL, params = '{}'::jsonb,"
+            " finished_at = coalesce(finished_at, now()) WHERE id = ANY(CAST(:r AS uuid[]))"), {"r": runs}).rowcount
+
+    def set_edge_embeddings(self, vectors: dict[uuid.UUID, list[float]]) -> None:
+        for edge_id, vector in vectors.items():
+            self.conn.execute(text("UPDATE edges SET embedding = CAST(:v AS vector) WHERE id = :i"),
+                              {"v": "[" + ",".join(repr(float(x)) for x in vector) + "]", "i": edge_id})
+
+    def forget_dataset(self, dataset: uuid.UUID) -> tuple[Counts, list[tuple[uuid.UUID, str]]]:
+        """Every item, then whatever else the dataset holds: sessions, improve history, other runs."""
+        items = self._ids("SELECT id FROM data_items WHERE dataset_id = :d", d=dataset)
+        counts, rewritten = self.forget_items(items)
+        d = {"d": dataset}
+        counts["session_entries"] += self.conn.execute(
+            text("DELETE FROM session_entries WHERE dataset_id = :d"), d).rowcount
+        for table in ("session_improve_state", "dataset_improve_state", "improve_runs", "improve_claims",
+                      "triplet_embeddings", "edges", "entities", "entity_types"):
+            self.conn.execute(text(f"DELETE FROM {table} WHERE dataset_id = :d"), d)  # noqa: S608 - fixed names
+        # Maintenance runs over the whole dataset quoted its facts in their outputs.
+        counts["runs"] += self._tombstone(self._ids(
+            "SELECT id FROM pipeline_runs WHERE dataset_id = :d AND status <> 'forgotten' FOR UPDATE", **d))
+        return counts, []
