@@ -17,6 +17,7 @@ TASK_MODULES = [
     "engram.tasks.improve",
     "engram.tasks.improve_sweeps",
     "engram.tasks.graph_passes",
+    "engram.tasks.sharing",
 ]
 
 
@@ -25,6 +26,8 @@ def _routes(s) -> dict:
         "engram.remember": {"queue": s.queue_ingest},
         "engram.cognify": {"queue": s.queue_ingest},
         "engram.forget": {"queue": s.queue_ingest},
+        "engram.share": {"queue": s.queue_ingest},
+        "engram.unshare": {"queue": s.queue_ingest},
         # Reads go to the recall queue, not behind the ingest backlog they report on.
         "engram.status": {"queue": s.queue_recall},
         "engram.cognify.classify": {"queue": s.queue_ingest},

@@ -150,6 +150,18 @@ class EngramClient:
 
     # -------------------------------------------------------------- sessions and improve
 
+    def share(self, dataset: str, grantee: str, permissions: list[str] | None = None, *,
+              user: str = "default") -> dict:
+        """Grant `grantee` permissions (default read) on the dataset; needs the share grant."""
+        return self.call("engram.share", dataset=dataset, user=user, grantee=grantee,
+                         permissions=permissions or ["read"])
+
+    def unshare(self, dataset: str, grantee: str, permissions: list[str] | None = None, *,
+                user: str = "default") -> dict:
+        """Revoke `grantee`'s permissions (default all) on the dataset."""
+        return self.call("engram.unshare", dataset=dataset, user=user, grantee=grantee,
+                         permissions=permissions or ["read", "write", "delete", "share"])
+
     def remember_turn(self, *, dataset: str, session_id: str, question: str = "", answer: str = "",
                       context: str = "", user: str = "default", create_dataset: bool = True,
                       source_chunk_ids: list | None = None, source_edge_ids: list | None = None) -> SessionStored:

@@ -29,7 +29,8 @@ def authorised_scope(uow: UnitOfWork, req: RecallRequest) -> Scope:
         names = dict(uow.search.readable_datasets(user_id))
         if not names and not req.session_id:
             raise UnknownDataset(f"user {req.user!r} can read no dataset; remember something first or name one")
-    return Scope(datasets=list(names), names=names, user_id=user_id)
+    writable = frozenset(d for d in names if uow.access.has_permission(d, req.user, "write"))
+    return Scope(datasets=list(names), names=names, user_id=user_id, writable=writable)
 
 
 def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None,

@@ -30,7 +30,7 @@ def store_session_entry(req: RememberRequest, task_id: str | None = None) -> dic
     # A redelivered message carries the same task id: the same entry id, stored once.
     entry_id = uuid.uuid5(uuid.NAMESPACE_URL, f"engram-session-entry:{task_id}") if task_id else uuid.uuid4()
     with Store().unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_dataset(req.dataset, req.user) is None:
+        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
             uow.access.create_dataset(req.user, req.dataset)
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         existing = uow.sessions.entry(entry_id)

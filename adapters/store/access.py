@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, delete, select
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import dataset_grants, datasets, users
@@ -47,6 +47,26 @@ class AccessRepository:
             .values(dataset_id=dataset, principal=principal, permission=permission)
             .on_conflict_do_nothing()
         )
+
+    def revoke(self, dataset: uuid.UUID, principal: str, permissions: list[str]) -> None:
+        self.conn.execute(delete(dataset_grants).where(
+            dataset_grants.c.dataset_id == dataset, dataset_grants.c.principal == principal,
+            dataset_grants.c.permission.in_(permissions)))
+
+    def grants_of(self, dataset: uuid.UUID, user: str) -> list[str]:
+        principal = f"user:{ids.user_id(user)}"
+        rows = self.conn.execute(select(dataset_grants.c.permission).where(
+            dataset_grants.c.dataset_id == dataset, dataset_grants.c.principal == principal)).scalars()
+        return sorted(rows, key=PERMISSIONS.index)
+
+    def owner_of(self, dataset: uuid.UUID) -> uuid.UUID | None:
+        return self.conn.execute(select(datasets.c.owner_id).where(datasets.c.id == dataset)).scalar()
+
+    def find_own(self, name: str, user: str) -> uuid.UUID | None:
+        """The user's own dataset of that name (never a shared one: sharing never blocks a name)."""
+        return self.conn.execute(
+            select(datasets.c.id).where(datasets.c.owner_id == ids.user_id(name=user), datasets.c.name == name)
+        ).scalar()
 
     def find_dataset(self, name: str, user: str) -> uuid.UUID | None:
         """A dataset by name: the user's own first, else one shared with the user."""

@@ -25,6 +25,8 @@ class Scope:
     datasets: list[uuid.UUID]
     names: dict[uuid.UUID, str]
     user_id: uuid.UUID | None = None
+    # Of those, the ones the user may also write: a recall's session entry goes only there.
+    writable: frozenset[uuid.UUID] = frozenset()
 
     def name(self, dataset: uuid.UUID | None) -> str | None:
         return self.names.get(dataset) if dataset is not None else None

@@ -128,16 +128,18 @@ def session_entry(req: RecallRequest, scope: Scope, result: RecallResult) -> dic
     """The entry a recall with a session stores: question, generated answer, context, sources.
 
     Only generated answers are stored (retrieved context alone is memory already); nothing
-    is stored when the session itself answered or there is no dataset to keep it in. The
-    entry goes to the dataset of the best context item.
+    is stored when the session itself answered or there is no dataset the user may write to
+    keep it in (a read-only share never gains entries). The entry goes to the writable
+    dataset of the best context item.
     """
     answer = next((i.text for i in result.items if i.kind == "answer"), None)
-    if not req.session_id or answer is None or "graph" not in result.sources or not scope.datasets:
+    writable = [d for d in scope.datasets if d in scope.writable]
+    if not req.session_id or answer is None or "graph" not in result.sources or not writable:
         return None
-    by_name = {name: dataset for dataset, name in scope.names.items()}
+    by_name = {name: dataset for dataset, name in scope.names.items() if dataset in scope.writable}
     context = [i for i in result.items if i.kind not in ("answer", "session")]
     dataset = next((by_name[i.provenance.dataset] for i in context if i.provenance.dataset in by_name),
-                   scope.datasets[0])
+                   writable[0])
     return {
         "dataset_id": dataset,
         "session_id": req.session_id,

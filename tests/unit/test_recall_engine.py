@@ -9,7 +9,7 @@ from engram.pipelines.recall.engine import LANES, choose_type, entry_id, session
 from engram.pipelines.recall.temporal import window_of
 
 D1, D2 = uuid.uuid4(), uuid.uuid4()
-SCOPE = Scope([D1, D2], {D1: "one", D2: "two"}, uuid.uuid4())
+SCOPE = Scope([D1, D2], {D1: "one", D2: "two"}, uuid.uuid4(), writable=frozenset({D1, D2}))
 
 
 def test_every_search_type_but_agentic_has_a_lane():
@@ -44,6 +44,17 @@ def test_nothing_is_stored_without_a_session_an_answer_or_a_graph_lookup():
     assert session_entry(session, SCOPE, _result(["graph"], context_only)) is None  # no LLM answer
     assert session_entry(session, SCOPE, _result(["session"], answered)) is None  # the session answered
     assert session_entry(session, Scope([], {}), _result(["graph"], answered)) is None
+
+
+def test_a_read_only_dataset_never_receives_the_entry():
+    c = uuid.uuid4()
+    items = [RecallItem(kind="answer", text="Bob", score=1.0),
+             RecallItem(kind="chunk", text="Bob runs Acme", score=0.9, provenance=Provenance(dataset="two", chunk_ids=[c]))]
+    req = RecallRequest(question="who runs acme", session_id="s1")
+    only_d1 = Scope([D1, D2], {D1: "one", D2: "two"}, uuid.uuid4(), writable=frozenset({D1}))
+    assert session_entry(req, only_d1, _result(["graph"], items))["dataset_id"] == D1  # the writable one
+    read_only = Scope([D2], {D2: "two"}, uuid.uuid4())
+    assert session_entry(req, read_only, _result(["graph"], items)) is None
 
 
 def test_entry_ids_are_stable_per_delivery():

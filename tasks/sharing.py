@@ -1,0 +1,43 @@
+"""engram.share / engram.unshare: who else may read, write, delete or share a dataset."""
+
+from __future__ import annotations
+
+from engram.adapters.store import Store
+from engram.adapters.store.access import AccessDenied
+from engram.models.payloads import ShareRequest, ShareResult
+from engram.pipelines import ids
+from engram.pipelines.errors import BadInput
+from engram.tasks.base import engram_task
+
+
+def _authorised(uow, req: ShareRequest):
+    dataset = uow.access.authorise(req.dataset, req.user, "share")
+    if uow.access.owner_of(dataset) == ids.user_id(req.grantee) and req.grantee != req.user:
+        raise AccessDenied(f"user {req.grantee!r} owns dataset {req.dataset!r}: an owner's grants are not shared")
+    return dataset
+
+
+@engram_task("engram.share", payload=ShareRequest)
+def share(self, req: ShareRequest) -> dict:
+    """Grant `permissions` on the caller's dataset (own first, else one shared with `share`)."""
+    if req.grantee == req.user:
+        raise BadInput("a user cannot share a dataset with themselves")
+    with Store().unit_of_work() as uow:
+        dataset = _authorised(uow, req)
+        principal = f"user:{uow.access.ensure_user(req.grantee)}"
+        for permission in dict.fromkeys(req.permissions):
+            uow.access.grant(dataset, principal, permission)
+        now = uow.access.grants_of(dataset, req.grantee)
+    return ShareResult(status="shared", dataset=req.dataset, grantee=req.grantee, permissions=now).model_dump()
+
+
+@engram_task("engram.unshare", payload=ShareRequest)
+def unshare(self, req: ShareRequest) -> dict:
+    """Revoke `permissions` (all four by default in the client and CLI); the owner keeps theirs."""
+    if req.grantee == req.user:
+        raise BadInput("a user cannot unshare a dataset from themselves")
+    with Store().unit_of_work() as uow:
+        dataset = _authorised(uow, req)
+        uow.access.revoke(dataset, f"user:{ids.user_id(req.grantee)}", list(req.permissions))
+        now = uow.access.grants_of(dataset, req.grantee)
+    return ShareResult(status="unshared", dataset=req.dataset, grantee=req.grantee, permissions=now).model_dump()
