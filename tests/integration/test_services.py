@@ -1,0 +1,42 @@
+"""The embedded servers keep their URL across restarts, so running workers reconnect to them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from engram.adapters import services
+from engram.settings import Settings
+
+
+@pytest.fixture
+def state_dir():
+    path = Path(tempfile.mkdtemp(prefix="engram-s-", dir="/tmp"))
+    yield path
+    s = Settings(state_dir=path)
+    services.stop_embedded_redis(s)
+    services.stop_embedded_postgres(s)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_embedded_redis_comes_back_on_the_same_port_after_it_died_or_stopped(state_dir):
+    s = Settings(state_dir=state_dir, database_url="postgresql://unused/x", redis_url=None)
+    first = services.resolve(s).redis_url
+    pid = int((state_dir / "redis" / "redis.pid").read_text())
+    os.kill(pid, signal.SIGKILL)  # died
+    assert services.resolve(s).redis_url == first
+    assert services.stop_embedded_redis(s)  # stopped on purpose
+    assert services.resolve(s).redis_url == first
+
+
+def test_embedded_postgres_keeps_its_url_across_a_restart(state_dir):
+    s = Settings(state_dir=state_dir, database_url=None, redis_url="redis://unused:1/0")
+    first = services.resolve(s).database_url
+    assert services.stop_embedded_postgres(s)
+    assert services.resolve(s).database_url == first
+    assert (state_dir / "postgres.url").read_text() in first.replace("postgresql+psycopg://", "postgresql://")
