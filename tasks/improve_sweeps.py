@@ -24,7 +24,8 @@ log = logging.getLogger("engram.improve.sweeps")
 def sweep_quiet_sessions(self) -> dict:
     """Start improves for sessions whose pending entries (or feedback) are older than T.
 
-    Automatic: the host admission callback may decline, per dataset.
+    Automatic: the host admission callback is asked per session, as on the remember path,
+    so one declined session never holds back the others of its dataset.
     """
     from engram.celery_app import app
 
@@ -32,19 +33,21 @@ def sweep_quiet_sessions(self) -> dict:
     with Store().unit_of_work() as uow:
         quiet = uow.improve.quiet_sessions(s.improve_debounce_seconds)
         names = {d: uow.access.dataset_name(d) for d in {q["dataset_id"] for q in quiet}}
-    by_dataset: dict[uuid.UUID, list[str]] = {}
-    for q in quiet:
-        by_dataset.setdefault(q["dataset_id"], []).append(q["session_id"])
+        users = uow.improve.user_names({q["user_id"] for q in quiet if q.get("user_id")})
+    admitted: dict[uuid.UUID, list[str]] = {}
     started, declined = [], []
     callback = admission_callback(s.improve_admission)
-    for dataset, sessions in by_dataset.items():
-        reason = admit(callback, {"dataset": names[dataset], "user": None, "session_ids": sessions, "trigger": "beat"})
+    for q in quiet:
+        dataset, sid = q["dataset_id"], q["session_id"]
+        reason = admit(callback, {"dataset": names[dataset], "user": users.get(q.get("user_id")),
+                                  "session_ids": [sid], "trigger": "beat"})
         if reason is not None:
             with Store().unit_of_work() as uow:
-                for sid in sessions:
-                    uow.improve.record_decline(dataset, sid, reason)
-            declined.append({"dataset_id": str(dataset), "session_ids": sessions, "reason": reason})
+                uow.improve.record_decline(dataset, sid, reason)
+            declined.append({"dataset_id": str(dataset), "session_ids": [sid], "reason": reason})
             continue
+        admitted.setdefault(dataset, []).append(sid)
+    for dataset, sessions in admitted.items():
         app.send_task("engram.improve.start", kwargs={
             "dataset_id": str(dataset), "session_ids": sessions, "trigger": "beat"})
         started.append({"dataset_id": str(dataset), "session_ids": sessions})

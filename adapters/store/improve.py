@@ -172,7 +172,8 @@ class ImproveRepository:
         """
         rows = self.conn.execute(
             text(
-                "SELECT e.dataset_id, e.session_id FROM session_entries e"
+                "SELECT e.dataset_id, e.session_id, CAST(min(CAST(e.user_id AS text)) AS uuid) AS user_id"
+                " FROM session_entries e"
                 " LEFT JOIN session_improve_state s ON s.dataset_id = e.dataset_id AND s.session_id = e.session_id"
                 " WHERE ((e.seq > coalesce(s.watermark_seq, 0) AND e.created_at <= now() - make_interval(secs => :t))"
                 "   OR ((e.helpful_count <> e.feedback_applied_helpful OR e.harmful_count <> e.feedback_applied_harmful)"
@@ -186,6 +187,13 @@ class ImproveRepository:
             {"t": float(older_than_seconds), "k": limit},
         ).mappings()
         return [dict(r) for r in rows]
+
+    def user_names(self, user_ids) -> dict:
+        if not user_ids:
+            return {}
+        rows = self.conn.execute(text("SELECT id, name FROM users WHERE id = ANY(CAST(:u AS uuid[]))"),
+                                 {"u": list(user_ids)}).all()
+        return {r[0]: r[1] for r in rows}
 
     def rerun_requests(self, limit: int = 500) -> list[dict]:
         """Leftover rerun requests: (dataset, session or None)."""

@@ -19,6 +19,8 @@ from sqlalchemy import text
 def admission(request: dict):
     """Decline, raise or answer garbage depending on the dataset's name prefix."""
     dataset = request.get("dataset") or ""
+    if any(sid.startswith("nope-") for sid in request.get("session_ids") or []):
+        return "session_over_quota"
     if dataset.startswith("broke-"):
         return "insufficient_credits"
     if dataset.startswith("boom-"):

@@ -240,6 +240,23 @@ def test_entries_stored_without_a_debounce_are_improved_by_the_quiet_sweep(fleet
     assert fleet.client.sessions(dataset_name)["sessions"][0]["pending_entries"] == 0
 
 
+def test_the_quiet_sweep_asks_admission_per_session(fleet, store, dataset_name):
+    fleet.client.remember("Port Alder has a lantern festival.", dataset=dataset_name, background=False)
+    ds = dataset_id(store, dataset_name)
+    with store.unit_of_work() as uow:
+        user = uow.access.ensure_user("default")
+        entries = [uow.sessions.add_entry(dataset_id=ds, session_id=sid, user_id=user, question="q", answer="a")
+                   for sid in ("nope-1", "ok-1")]
+    wait_until(lambda: scalar(store, "SELECT bool_and(now() - created_at > make_interval(secs => :t))"
+                              " FROM session_entries WHERE id = ANY(:i)", t=T, i=entries), what="entries older than T")
+    swept = _sweep(fleet, "sweep_quiet_sessions")
+    assert {"dataset_id": str(ds), "session_ids": ["ok-1"]} in swept["started"]
+    assert {"dataset_id": str(ds), "session_ids": ["nope-1"], "reason": "session_over_quota"} in swept["declined"]
+    _wait_processed(store, dataset_name, "ok-1")
+    assert session_state(store, dataset_name, "nope-1")["declined_reason"] == "session_over_quota"
+    assert session_state(store, dataset_name, "ok-1")["declined_reason"] is None
+
+
 def test_admission_declines_automatic_improves_but_never_explicit_ones(fleet, store):
     broke = f"broke-{uuid.uuid4().hex[:8]}"
     turn = fleet.client.remember_turn(dataset=broke, session_id="s", question="q", answer="a")
