@@ -64,6 +64,42 @@ def doctor() -> None:
     raise typer.Exit(0 if ok else 1)
 
 
+@app.command()
+def health(
+    role: str = typer.Argument(..., help="worker (a worker on this host answers a ping), beat (Redis and the "
+                                         "beat lock answer) or flower (its /healthcheck answers)"),
+    port: int = typer.Option(5555, help="flower's port"),
+) -> None:
+    """Container healthcheck: exit 0 when this host's service answers, else 1 with the reason."""
+    import socket
+
+    if role == "flower":
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthcheck", timeout=5).read()
+        except OSError as exc:
+            _fail(f"flower does not answer on port {port}: {exc}")
+        return
+    prepare_services(migrate=False)
+    if role == "worker":
+        from engram.celery_app import app as celery_app
+
+        host = socket.gethostname()
+        replies = celery_app.control.ping(timeout=5) or []
+        if not any(node.endswith(f"@{host}") for reply in replies for node in reply):
+            _fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})")
+    elif role == "beat":
+        from engram.adapters.beat import LOCK_KEY
+        from engram.adapters.redis_client import get_redis
+
+        if not get_redis().exists(LOCK_KEY):  # a standby beat is healthy while another holds the lock
+            _fail("no beat holds the scheduling lock")
+    else:
+        _fail(f"unknown role {role!r}: worker, beat or flower")
+    console.print(f"{role}: ok")
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def worker(
     ctx: typer.Context,
@@ -237,7 +273,8 @@ def recall(
 
 @app.command("eval")
 def eval_(
-    qa_file: Path = typer.Argument(..., exists=True, dir_okay=False, help="JSON lines of {question, answer}"),
+    qa_file: Path = typer.Argument(None, exists=True, dir_okay=False,
+                                   help="JSON lines of {question, answer} (default: the shipped demo QA set)"),
     dataset: list[str] = typer.Option(..., "--dataset", "-d"),
     user: str = typer.Option("default"),
     search_type: str = typer.Option(None, "--type", "-t"),
@@ -248,8 +285,10 @@ def eval_(
     prepare_services()
     from engram.cli.progress import render_eval
     from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
+    from engram.cli.demo import DEMO_QA
     from engram.tasks.client import EngramClient
 
+    qa_file = qa_file or DEMO_QA
     try:
         qa = load_qa(qa_file.read_text().splitlines())
     except BadQAFile as exc:
@@ -343,6 +382,39 @@ def feedback(
         _fail(str(exc))
     console.print(f"feedback recorded: helpful {result['helpful_count']}, harmful {result['harmful_count']}, "
                   f"confidence {result['confidence']:.2f}")
+
+@app.command()
+def share(
+    dataset: str = typer.Argument(..., help="your dataset"),
+    grantee: str = typer.Argument(..., help="the user to grant"),
+    permission: list[str] = typer.Option(["read"], "--permission", "-p", help="read, write, delete or share (repeatable)"),
+    user: str = typer.Option("default"),
+) -> None:
+    """Share a dataset: grant another user read (default), write, delete or share."""
+    _grants("share", dataset, grantee, permission, user)
+
+
+@app.command()
+def unshare(
+    dataset: str = typer.Argument(..., help="your dataset"),
+    grantee: str = typer.Argument(..., help="the user to revoke"),
+    permission: list[str] = typer.Option([], "--permission", "-p", help="what to revoke (repeatable; default all)"),
+    user: str = typer.Option("default"),
+) -> None:
+    """Revoke another user's grants on a dataset (all of them unless --permission names some)."""
+    _grants("unshare", dataset, grantee, permission, user)
+
+
+def _grants(action: str, dataset: str, grantee: str, permissions: list[str], user: str) -> None:
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    try:
+        result = getattr(EngramClient(), action)(dataset, grantee, permissions or None, user=user)
+    except EngramError as exc:
+        _fail(str(exc))
+    console.print(f"{grantee} on {dataset}: {', '.join(result['permissions']) or 'no grants'}")
+
 
 def main() -> None:
     try:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+# Shipped as package data (pyproject), so a built install (the Docker image) has them too.
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "demo"
+DEMO_QA = DEMO_CORPUS.parent / "demo_qa.jsonl"
 QUESTIONS = [
     ("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION"),
     ("When was Alder Bay University founded?", "CHUNKS"),

@@ -219,7 +219,8 @@ def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
         if status == "fenced_out":
             uow.improve.finish_run(run_id, "lost", error=error)
             uow.improve.close_claim(claim_row["id"], "lost", note=error)
-    return {"run_id": str(run_id), "stage": name, "status": status, "reason": reason, "error": error}
+    return {"run_id": str(run_id), "stage": name, "status": status, "reason": reason, "error": error,
+            "llm_calls": used.calls, "tokens": used.prompt_tokens + used.completion_tokens}  # shown in Flower
 
 
 def _renewed(claim_id: uuid.UUID) -> None:

@@ -1,0 +1,20 @@
+"""A built (non-editable) install, as in the Docker image, carries what demo and eval need."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_wheel_ships_the_demo_corpus_and_its_qa_set(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+    [wheel] = tmp_path.glob("engram-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    demo = {p.name for p in (ROOT / "bench" / "corpus" / "demo").iterdir()}
+    assert {f"engram/bench/corpus/demo/{n}" for n in demo} <= names
+    assert "engram/bench/corpus/demo_qa.jsonl" in names
