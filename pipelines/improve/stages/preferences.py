@@ -1,0 +1,65 @@
+"""update_user_preferences (opt-in): preference statements a user made in session entries.
+
+Deterministic (works offline): a sentence of the user's own words (the entry's question) that
+states a preference ("I prefer …", "please always …", "my favourite …") is kept, once per
+(dataset, user, normalised statement), and published as a small document in node sets
+["user_preferences", "user_preferences:{user}"] so recall finds it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+
+from engram.pipelines.ids import ENGRAM_NAMESPACE
+
+NODE_SET = "user_preferences"
+MAX_CHARS = 300
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CUES = re.compile(
+    r"\b(i|we)\s+(really\s+)?(prefer|like|love|want|need|hate|dislike|always|never|usually|don'?t\s+like|do\s+not\s+like"
+    r"|would\s+rather)\b"
+    r"|\bplease\s+(always|never|use|avoid|keep|reply|answer|write|call|send|don'?t)\b"
+    r"|\bmy\s+(favou?rite|preferred)\b",
+    re.IGNORECASE,
+)
+
+
+def normalise(statement: str) -> str:
+    return re.sub(r"\s+", " ", statement).strip().casefold().rstrip(".!")
+
+
+def preference_id(dataset_id: uuid.UUID, user_id: uuid.UUID, statement: str) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"Preference:{dataset_id}:{user_id}:{normalise(statement)}")
+
+
+def statements(text: str | None) -> list[str]:
+    """The preference sentences of one user message, in order, without duplicates."""
+    out: dict[str, str] = {}
+    for sentence in _SENTENCE.split(text or ""):
+        sentence = re.sub(r"\s+", " ", sentence).strip()
+        if sentence and _CUES.search(sentence):
+            out.setdefault(normalise(sentence), sentence[:MAX_CHARS])
+    return list(out.values())
+
+
+def extract(dataset_id: uuid.UUID, session_id: str, entries: Iterable[Mapping]) -> list[dict]:
+    """Preference rows of the entries that have a user: id, dataset, user, session, statement, entry."""
+    rows: dict[uuid.UUID, dict] = {}
+    for e in sorted(entries, key=lambda e: e["seq"]):
+        if e.get("user_id") is None:
+            continue
+        for s in statements(e.get("question")):
+            pid = preference_id(dataset_id, e["user_id"], s)
+            rows.setdefault(pid, {"id": pid, "dataset_id": dataset_id, "user_id": e["user_id"],
+                                  "session_id": session_id, "statement": s, "entry_id": e["id"]})
+    return list(rows.values())
+
+
+def render(user_name: str, statement: str) -> str:
+    return f"# User preference ({user_name})\n\n{user_name} said: {statement}\n"
+
+
+def node_sets(user_name: str) -> list[str]:
+    return [NODE_SET, f"{NODE_SET}:{user_name}"]
