@@ -223,6 +223,8 @@ class RecallRequest(Payload):
     top_k: int = Field(default=10, ge=1, le=200)
     as_of: datetime | None = None
     include_history: bool = False
+    # Only chunks of data items in one of these node sets (chunk, summary and hybrid search types).
+    node_sets: list[str] = Field(default_factory=list, max_length=20)
 
     @field_validator("question")
     @classmethod
@@ -252,6 +254,12 @@ class RecallRequest(Payload):
         return value
 
 
+class LessonProvenance(BaseModel):
+    lesson_id: uuid.UUID
+    session_id: str
+    entry_ids: list[str] = Field(default_factory=list)
+
+
 class Provenance(BaseModel):
     dataset: str | None = None
     document_id: uuid.UUID | None = None
@@ -259,6 +267,7 @@ class Provenance(BaseModel):
     title: str | None = None
     chunk_ids: list[uuid.UUID] = Field(default_factory=list)
     edge_ids: list[uuid.UUID] = Field(default_factory=list)
+    lesson: LessonProvenance | None = None  # the item is a distilled session lesson
 
 
 class RecallItem(BaseModel):

@@ -13,8 +13,9 @@ from engram.adapters.llm.errors import LLMError
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.store import Store, UnitOfWork
 from engram.adapters.store.access import UnknownDataset
-from engram.models.payloads import RecallRequest, RecallResult
+from engram.models.payloads import LessonProvenance, RecallRequest, RecallResult
 from engram.pipelines import ids
+from engram.pipelines.improve import truth
 from engram.pipelines.recall.context import Scope
 from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
 from engram.settings import get_settings
@@ -41,16 +42,31 @@ def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id:
     with Store().unit_of_work() as uow:
         scope = authorised_scope(uow, req)
         uow.search.exact = exact_scan
+        uow.search.node_sets = list(req.node_sets)
+        embedder = embedder or get_embedder(settings)
         ports = RecallPorts(
             search=uow.search, sessions=uow.sessions, llm_errors=(LLMError,),
-            embedder=embedder or get_embedder(settings), gateway=gateway or gateway_from_settings(settings),
+            embedder=embedder, gateway=gateway or gateway_from_settings(settings),
+            truth=truth.truth_hook(uow.learning.bases, lambda q: embedder.embed([q])[0]),
         )
         result = run_recall(req, scope, ports)
+        attach_lessons(uow, result)
         entry = session_entry(req, scope, result)
         if entry is not None:
             uow.access.ensure_user(req.user)
             uow.sessions.add_entry(**entry, entry_id=entry_id(request_id))
     return result
+
+
+def attach_lessons(uow: UnitOfWork, result: RecallResult) -> None:
+    """Items from a distilled lesson's document carry the lesson's provenance (session, entries)."""
+    items = [i for i in result.items if i.provenance.data_item_id is not None]
+    found = uow.learning.lessons_by_items([i.provenance.data_item_id for i in items]) if items else {}
+    for item in items:
+        lesson = found.get(item.provenance.data_item_id)
+        if lesson is not None:
+            item.provenance.lesson = LessonProvenance(lesson_id=lesson["id"], session_id=lesson["session_id"],
+                                                      entry_ids=list(lesson["member_entry_ids"]))
 
 
 @engram_task("engram.recall", payload=RecallRequest)

@@ -51,6 +51,14 @@ class SearchRepository:
         self.conn = conn
         # True: bypass the vector indexes (benchmarks measure HNSW against this exact scan).
         self.exact = exact
+        # Non-empty: chunk and summary reads keep only chunks of data items in one of these node sets.
+        self.node_sets: list[str] = []
+
+    def _in_sets(self, document_column: str) -> str:
+        if not self.node_sets:
+            return ""
+        return (f" AND {document_column} IN (SELECT nd.id FROM documents nd JOIN data_items ni"
+                " ON ni.id = nd.data_item_id WHERE ni.dataset_id = ANY(:ds) AND ni.node_sets && CAST(:node_sets AS text[]))")
 
     # ------------------------------------------------------------ scope
 
@@ -82,12 +90,12 @@ class SearchRepository:
         rows = self.conn.execute(
             text(
                 "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
-                " FROM chunks WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL"
+                f" FROM chunks WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL{self._in_sets('document_id')}"
                 " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
                 f" SELECT {_CHUNK_COLUMNS}, h.distance FROM hits h JOIN chunks c ON c.id = h.id"
                 " JOIN documents d ON d.id = c.document_id ORDER BY h.distance, c.id"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -105,13 +113,15 @@ class SearchRepository:
             text(
                 "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
                 " FROM summaries WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL"
+                + (f" AND chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
+                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") +
                 " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
                 " SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
                 " c.importance, h.distance FROM hits h JOIN summaries s ON s.id = h.id"
                 " JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " ORDER BY h.distance, s.id"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -166,10 +176,10 @@ class SearchRepository:
                 f"SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q) + ts_rank(c.tsv, q) AS rank"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id,"
                 " websearch_to_tsquery('english', :q) q"
-                " WHERE c.dataset_id = ANY(:ds) AND c.tsv @@ q"
+                f" WHERE c.dataset_id = ANY(:ds) AND c.tsv @@ q{self._in_sets('c.document_id')}"
                 " ORDER BY rank DESC, c.id LIMIT :k"
             ),
-            {"q": query, "ds": list(datasets), "k": limit},
+            {"q": query, "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -181,10 +191,10 @@ class SearchRepository:
                 " FROM unnest(to_tsvector('english', :q)))"
                 f" SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q.q) + ts_rank(c.tsv, q.q) AS rank"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id, q"
-                " WHERE q.q IS NOT NULL AND c.dataset_id = ANY(:ds) AND c.tsv @@ q.q"
+                f" WHERE q.q IS NOT NULL AND c.dataset_id = ANY(:ds) AND c.tsv @@ q.q{self._in_sets('c.document_id')}"
                 " ORDER BY rank DESC, c.id LIMIT :k"
             ),
-            {"q": query, "ds": list(datasets), "k": limit},
+            {"q": query, "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 

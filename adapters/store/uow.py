@@ -12,6 +12,7 @@ from engram.adapters.store.engine import get_engine
 from engram.adapters.store.forget import ForgetRepository
 from engram.adapters.store.graph import GraphRepository
 from engram.adapters.store.improve import ImproveRepository
+from engram.adapters.store.learning import LearningRepository
 from engram.adapters.store.maintenance import MaintenanceRepository
 from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
@@ -29,6 +30,7 @@ class UnitOfWork:
         self.sessions = SessionRepository(conn)
         self.improve = ImproveRepository(conn)
         self.forget = ForgetRepository(conn)
+        self.learning = LearningRepository(conn)
 
 
 class Store:

@@ -35,6 +35,9 @@ LANES: dict[SearchType, Lane] = {
     SearchType.TRIPLET_COMPLETION: graph.triplet_completion,
     SearchType.TEMPORAL: temporal.temporal,
 }
+# Types whose lanes read chunks and summaries only: a node_sets filter applies to them.
+NODE_SET_TYPES = frozenset({SearchType.CHUNKS, SearchType.CHUNKS_LEXICAL, SearchType.SUMMARIES,
+                            SearchType.RAG_COMPLETION, SearchType.HYBRID_COMPLETION})
 SESSION_SCAN = 500  # most recent entries of a session that token matching looks at
 SESSION_CONTEXT_CHARS = 4000  # context kept with a stored session entry
 
@@ -81,6 +84,11 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     decision = None if pinned else route(req.question)
     if decision is not None:
         search_type = decision.search_type
+    if req.node_sets and search_type not in NODE_SET_TYPES:
+        if pinned:
+            raise UnsupportedSearchType(f"search type {search_type.value} does not filter by node_sets; use one of "
+                                        + ", ".join(sorted(t.value for t in NODE_SET_TYPES)))
+        search_type = DEFAULT_TYPE
     if search_type not in LANES:
         if pinned:
             raise UnsupportedSearchType(f"search type {search_type.value} is not available for recall")
