@@ -94,6 +94,7 @@ class ForgetRepository:
             "DELETE FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
             " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
         counts["session_entries"] += len(entries)
+        lesson_items = self._forget_learned(items, entries)
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
         counts["entities"] += self.conn.execute(text(
@@ -110,9 +111,25 @@ class ForgetRepository:
             " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), c)
         counts["runs"] += self._tombstone(runs)
         if not entries:
-            return []
-        return self._ids("SELECT id FROM data_items WHERE source LIKE ANY(CAST(:s AS text[]))",
-                         s=[f"session:%#{e}" for e in entries])
+            return lesson_items
+        return lesson_items + self._ids("SELECT id FROM data_items WHERE source LIKE ANY(CAST(:s AS text[]))",
+                                        s=[f"session:%#{e}" for e in entries])
+
+    def _forget_learned(self, items: list[uuid.UUID], entries: list[uuid.UUID]) -> list[uuid.UUID]:
+        """What improve learned from forgotten items or entries: lessons (and their documents, which
+        the caller forgets next), writer decisions, preference statements; the truth basis goes
+        with any lesson (the next build makes one from what is left)."""
+        e = [str(x) for x in entries]
+        lessons = self.conn.execute(text(
+            "DELETE FROM lessons WHERE data_item_id = ANY(CAST(:i AS uuid[])) OR member_entry_ids && CAST(:e AS text[])"
+            " RETURNING id, dataset_id, data_item_id"), {"i": items, "e": e}).all()
+        self.conn.execute(text(
+            "DELETE FROM lesson_decisions WHERE lesson_id = ANY(CAST(:l AS uuid[])) OR member_entry_ids && CAST(:e AS text[])"),
+            {"l": [r.id for r in lessons], "e": e})
+        self.conn.execute(text("DELETE FROM user_preferences WHERE entry_id = ANY(CAST(:e AS uuid[]))"), {"e": entries})
+        self.conn.execute(text("DELETE FROM truth_bases WHERE dataset_id = ANY(CAST(:d AS uuid[]))"),
+                          {"d": list({r.dataset_id for r in lessons})})
+        return [r.data_item_id for r in lessons if r.data_item_id is not None and r.data_item_id not in items]
 
     def _tombstone(self, runs: list[uuid.UUID]) -> int:
         """The run stays (its id answers status) but holds nothing of the item."""
@@ -139,7 +156,8 @@ class ForgetRepository:
         counts["session_entries"] += self.conn.execute(
             text("DELETE FROM session_entries WHERE dataset_id = :d"), d).rowcount
         for table in ("session_improve_state", "dataset_improve_state", "improve_runs", "improve_claims",
-                      "triplet_embeddings", "edges", "entities", "entity_types"):
+                      "triplet_embeddings", "edges", "entities", "entity_types", "lessons", "lesson_decisions",
+                      "user_preferences", "truth_bases"):
             self.conn.execute(text(f"DELETE FROM {table} WHERE dataset_id = :d"), d)  # noqa: S608 - fixed names
         # Maintenance runs over the whole dataset quoted its facts in their outputs.
         counts["runs"] += self._tombstone(self._ids(
