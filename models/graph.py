@@ -17,6 +17,10 @@ class Edge(BaseModel):
     target_node_id: str
     relationship_name: str
     description: str | None = None
+    # When the fact held, as ISO dates at the precision the text gives ("2015", "2015-03",
+    # "2015-03-04"); None when the text does not say. Engram reads anything else as unknown.
+    valid_from: str | None = None
+    valid_to: str | None = None
 
 
 class KnowledgeGraph(BaseModel):

@@ -167,6 +167,30 @@ edges = Table(
     UniqueConstraint("dataset_id", "source_id", "target_id", "relationship", name="uq_edges_identity"),
 )
 
+# Validity intervals of facts: one row per statement of an edge (re-assertion adds a row).
+# Stated columns come from extraction; starts_at / ends_at / superseded_by are the effective
+# interval the supersession pass computed (functional relationships) or the stated one.
+edge_intervals = Table(
+    "edge_intervals",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("edge_id", UUID(as_uuid=True), ForeignKey("edges.id", ondelete="CASCADE"), nullable=False),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE")),
+    _ts("valid_from"),
+    Column("valid_from_precision", String(5)),
+    _ts("valid_to"),
+    Column("valid_to_precision", String(5)),
+    Column("ended", Boolean, nullable=False, server_default="false"),
+    _ts("asserted_at"),
+    Column("asserted_precision", String(5)),
+    _created(),
+    Column("functional", Boolean, nullable=False, server_default="false"),
+    _ts("starts_at"),
+    _ts("ends_at"),
+    Column("superseded_by", UUID(as_uuid=True)),
+)
+
 summaries = Table(
     "summaries",
     metadata,

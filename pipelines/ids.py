@@ -63,3 +63,8 @@ def entity_type_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
 def edge_id(dataset: uuid.UUID, source: uuid.UUID, target: uuid.UUID, relationship: str) -> uuid.UUID:
     """Edge identity is (source, target, relationship) within a dataset."""
     return uuid.uuid5(dataset, f"Edge:{source}:{target}:{normalise_relationship(relationship)}")
+
+
+def interval_id(edge: uuid.UUID, chunk: uuid.UUID | None, ordinal: int = 0) -> uuid.UUID:
+    """One validity interval of an edge: the ordinal-th statement of it in that chunk."""
+    return uuid.uuid5(edge, f"Interval:{chunk}:{ordinal}")

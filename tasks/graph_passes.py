@@ -24,8 +24,13 @@ from engram.pipelines.maintenance.contradictions import (
     needs_check,
     select_facts,
 )
-from engram.pipelines.maintenance.dates import assertion_date
-from engram.pipelines.maintenance.supersession import EdgeFact, changed_edges, normalise_functional
+from engram.pipelines.maintenance.supersession import (
+    assertions_of,
+    edge_changes,
+    interval_changes,
+    judge,
+    normalise_functional,
+)
 from engram.prompts.contradiction import ContradictionList, contradiction_prompt
 from engram.settings import get_settings
 from engram.tasks.base import StageSkipped, engram_task, execute_stage
@@ -45,11 +50,6 @@ def _scope(uow, run_id: uuid.UUID) -> tuple[dict, list[uuid.UUID] | None]:
         return run, None
     loaded = uow.runs.stage_output(run_id, "embed_and_load") or {}
     return run, [uuid.UUID(e) for e in loaded.get("touched_entities", [])]
-
-
-def _iso(value: datetime | None) -> str | None:
-    # One timezone, so stamps from valid_from and updated_at compare correctly as strings.
-    return None if value is None else value.astimezone(UTC).isoformat()
 
 
 # ------------------------------------------------------------------ contradiction check
@@ -118,61 +118,35 @@ def temporal_supersession(self, req: StageRequest) -> dict:
         run, touched = _scope(uow, req.run_id)
         functional = normalise_functional((run["params"].get("options") or {}).get("functional_relationships"))
         rows = uow.maintenance.neighbourhood(run["dataset_id"], touched, relationships=list(functional))
-        texts = uow.maintenance.chunk_texts(c for r in rows if r["valid_from"] is None for c in r["provenance"])
-        return {"functional": functional, "touched": touched, "rows": rows, "texts": texts}
+        intervals = uow.maintenance.assertions([r["id"] for r in rows])
+        return {"dataset": run["dataset_id"], "functional": functional, "touched": touched, "rows": rows,
+                "intervals": intervals}
 
     def compute(inputs):
         if not inputs["functional"]:
             raise StageSkipped("no functional relationships declared")
-        rows, texts = inputs["rows"], inputs["texts"]
-        dates = {}
-        for r in rows:
-            if r["valid_from"] is None:
-                when = assertion_date((r["properties"] or {}).get("description"),
-                                      [texts[c] for c in r["provenance"] if c in texts],
-                                      [r["source_name"] or "", r["target_name"] or ""])
-                if when is not None:
-                    dates[r["id"]] = when
-        facts = [
-            EdgeFact(r["id"], r["source_id"], r["target_id"], r["relationship"],
-                     updated_at=_iso(r["valid_from"] or dates.get(r["id"]) or r["updated_at"]),
-                     properties=_tags(r))
-            for r in rows
-        ]
+        facts = assertions_of(inputs["rows"], inputs["intervals"])
         touched = None if inputs["touched"] is None else set(inputs["touched"])
-        changed = changed_edges(facts, inputs["functional"], touched, now=_iso(datetime.now(UTC)))
-        return {"dates": dates, "changed": [(e.id, _as_columns(e.properties)) for e in changed]}
+        judgement = judge(facts, inputs["functional"], touched, now=datetime.now(UTC))
+        learned = {a.id: (a.edge_id, a.learned) for a in facts}
+        return {
+            "intervals": [dict(vars(v), edge_id=learned[v.id][0], learned=learned[v.id][1])
+                          for v in interval_changes(judgement, facts)],
+            "edges": [(v.id, vars(v)) for v in edge_changes(judgement, {r["id"]: r for r in inputs["rows"]})],
+        }
 
     def persist(uow, inputs, result):
-        dated = uow.maintenance.date_edges(result["dates"])
-        uow.maintenance.tag_supersession(result["changed"])
+        uow.maintenance.write_intervals(inputs["dataset"], result["intervals"])
+        uow.maintenance.tag_supersession(result["edges"])
         return {
             "edges": len(inputs["rows"]),
-            "dated": dated,
-            "superseded": [str(e) for e, tags in result["changed"] if tags["superseded"]],
-            "reinstated": [str(e) for e, tags in result["changed"] if not tags["superseded"]],
+            "intervals": len(result["intervals"]),
+            "superseded": [str(e) for e, tags in result["edges"] if tags["superseded"]],
+            "current": [str(e) for e, tags in result["edges"] if not tags["superseded"]],
         }
 
     return execute_stage(self, req.run_id, "temporal_supersession", load=load, compute=compute, persist=persist,
                          optional=True)
-
-
-def _tags(row: dict) -> dict:
-    """The edge's supersession columns in the shape the pure function reads and writes."""
-    if not row["superseded"]:
-        return {}
-    return {"superseded": True, "superseded_by": row["superseded_by"],
-            "supersession_reason": row["supersession_reason"], "valid_to": _iso(row["valid_to"])}
-
-
-def _as_columns(tags: dict) -> dict:
-    valid_to = tags.get("valid_to")
-    return {
-        "superseded": bool(tags.get("superseded")),
-        "superseded_by": tags.get("superseded_by"),
-        "supersession_reason": tags.get("supersession_reason"),
-        "valid_to": datetime.fromisoformat(valid_to) if isinstance(valid_to, str) else valid_to,
-    }
 
 
 # ------------------------------------------------------------------ whole-dataset passes

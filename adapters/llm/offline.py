@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from engram.models.graph import ChunkExtraction, Edge, KnowledgeGraph, Node, SummarizedContent
+from engram.pipelines.dates import aspect_words, stated_interval
 from engram.pipelines.ids import normalise_name, normalise_relationship
 
 SUMMARY_CHARS = 200
@@ -135,6 +136,10 @@ def offline_graph(text: str) -> KnowledgeGraph:
         resolved = [_node_for(nodes, ordered, mention, sentence) for mention in mentions]
         if len(mentions) < 2:
             continue
+        # The validity the sentence states ("since 2015", "from 2015 to 2022") dates its facts.
+        stated = stated_interval(sentence)
+        valid_from = stated.valid_from.iso() if stated.valid_from else None
+        valid_to = stated.valid_to.iso() if stated.valid_to else None
         # "She founded Acme in 1999": the verb before the first mention dates the later edge.
         previous = _relationship(sentence[: mentions[0].start], "")
         previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
@@ -146,6 +151,10 @@ def offline_graph(text: str) -> KnowledgeGraph:
             relationship = _relationship(between, previous if target.type == "date" else "")
             if relationship != "related_to":
                 previous = relationship
+            role = _possessive_role(between)
+            if role and target.type != "date":
+                # "Springfield's mayor is Maria Lopez": Maria Lopez -mayor_of-> Springfield.
+                source, target, relationship = target, source, role
             key = (source.id, target.id, relationship)
             if key not in edges:
                 edges[key] = Edge.model_construct(
@@ -153,6 +162,8 @@ def offline_graph(text: str) -> KnowledgeGraph:
                     target_node_id=target.id,
                     relationship_name=relationship,
                     description=sentence,
+                    valid_from=valid_from,
+                    valid_to=valid_to,
                 )
     return KnowledgeGraph(nodes=ordered, edges=list(edges.values()))
 
@@ -269,6 +280,18 @@ def _guess_type(
     return "concept"
 
 
+def _possessive_role(between: str) -> str | None:
+    """"'s mayor was" / "'s former CEO is" between two mentions: the role, as "mayor_of"."""
+    if not between.startswith(("'s", "\u2019s")):
+        return None
+    words = [w.strip(_EDGE_PUNCT).lower() for w in between[2:].split()]
+    words = [w for w in words if w and w not in _RELATION_STOP]
+    words, _, _ = aspect_words(words)
+    if len(words) == 1 and words[0] in _ROLES:
+        return f"{words[0]}_of"
+    return None
+
+
 def _relationship(between: str, previous: str) -> str:
     """Verb phrase between two mentions, minus auxiliaries/articles: "is the CEO of" -> ceo_of.
 
@@ -278,6 +301,8 @@ def _relationship(between: str, previous: str) -> str:
         between = between[2:]  # the possessive of the left mention, not a relation word
     words = [w.strip(_EDGE_PUNCT).lower() for w in between.split()]
     words = [w for w in words if w and w not in _RELATION_STOP and any(c.isalnum() for c in w)]
+    # Tense and change of state are time, not relationship: "became/former/re-elected mayor of" -> mayor_of.
+    words, _, _ = aspect_words(words)
     if not words or len(words) > MAX_RELATION_WORDS:
         return "related_to"
     if all(w in _PREPOSITIONS for w in words):

@@ -6,13 +6,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import (
     chunks,
     data_items,
     documents,
+    edge_intervals,
     edges,
     entities,
     entity_types,
@@ -21,6 +22,14 @@ from engram.models.tables import (
 from engram.pipelines import ids
 
 Vectors = dict[uuid.UUID, list[float]]
+
+
+def _at(value: Any) -> Any:
+    return None if value is None else value.at
+
+
+def _precision(value: Any) -> str | None:
+    return None if value is None else value.precision
 
 
 class GraphRepository:
@@ -172,6 +181,7 @@ class GraphRepository:
                     },
                 )
             )
+        self._load_intervals(dataset, [c["id"] for c in chunk_rows], draft.edges)
         if draft.summaries:
             stmt = insert(summaries).values(
                 [{"id": s.id, "chunk_id": s.chunk_id, "dataset_id": dataset, "text": s.text,
@@ -190,6 +200,39 @@ class GraphRepository:
             "edges": len(draft.edges),
             "summaries": len(draft.summaries),
         }
+
+    def _load_intervals(self, dataset: uuid.UUID, chunk_ids: list[uuid.UUID], draft_edges: Sequence[Any]) -> None:
+        """Each statement of a fact is one interval row. A reloaded chunk's rows are replaced:
+        an unchanged statement keeps its row (and what supersession computed for it)."""
+        rows = [
+            {
+                "id": i.id, "edge_id": e.id, "dataset_id": dataset, "chunk_id": i.chunk_id,
+                "valid_from": _at(i.stated.valid_from), "valid_from_precision": _precision(i.stated.valid_from),
+                "valid_to": _at(i.stated.valid_to), "valid_to_precision": _precision(i.stated.valid_to),
+                "ended": i.stated.ended,
+                "asserted_at": _at(i.stated.asserted), "asserted_precision": _precision(i.stated.asserted),
+                "starts_at": _at(i.stated.valid_from or i.stated.asserted), "ends_at": _at(i.stated.valid_to),
+            }
+            for e in draft_edges for i in getattr(e, "intervals", ())
+        ]
+        if chunk_ids:
+            self.conn.execute(delete(edge_intervals).where(
+                edge_intervals.c.chunk_id.in_(chunk_ids), edge_intervals.c.id.not_in([r["id"] for r in rows])))
+        if not rows:
+            return
+        stmt = insert(edge_intervals).values(rows)
+        stated = ("valid_from", "valid_from_precision", "valid_to", "valid_to_precision", "ended", "asserted_at",
+                  "asserted_precision")
+        changed = None
+        for column in stated:
+            clause = edge_intervals.c[column].is_distinct_from(stmt.excluded[column])
+            changed = clause if changed is None else changed | clause
+        self.conn.execute(stmt.on_conflict_do_update(
+            index_elements=[edge_intervals.c.id],
+            set_={**{c: stmt.excluded[c] for c in stated}, "starts_at": stmt.excluded.starts_at,
+                  "ends_at": stmt.excluded.ends_at, "superseded_by": None},
+            where=changed,
+        ))
 
     def items_of_dataset(self, dataset: uuid.UUID) -> list[uuid.UUID]:
         return list(self.conn.execute(select(data_items.c.id).where(data_items.c.dataset_id == dataset)).scalars())

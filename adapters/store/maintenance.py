@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.models.tables import chunks, edges, entities
+from engram.models.tables import chunks, edge_intervals, edges, entities
 from engram.pipelines import ids
 
 CONTRADICTS = "contradicts"
-TAGS = ("superseded", "superseded_by", "supersession_reason", "valid_to")
+TAGS = ("superseded", "superseded_by", "supersession_reason", "valid_from", "valid_to")
 
 
 class MaintenanceRepository:
@@ -82,17 +81,36 @@ class MaintenanceRepository:
 
     # ------------------------------------------------------------ supersession
 
-    def date_edges(self, dates: dict[uuid.UUID, datetime]) -> int:
-        """Set valid_from where it is still unset (a date set earlier, or by hand, stays)."""
-        n = 0
-        for edge, when in dates.items():
-            n += self.conn.execute(
-                update(edges).where(edges.c.id == edge, edges.c.valid_from.is_(None)).values(valid_from=when)
-            ).rowcount
-        return n
+    def assertions(self, edge_ids: Sequence[uuid.UUID]) -> list[dict]:
+        """The validity intervals of these edges (stated and computed columns), oldest first."""
+        wanted = list(edge_ids)
+        if not wanted:
+            return []
+        i = edge_intervals
+        rows = self.conn.execute(
+            select(i.c.id, i.c.edge_id, i.c.valid_from, i.c.valid_to, i.c.ended, i.c.asserted_at, i.c.created_at,
+                   i.c.functional, i.c.starts_at, i.c.ends_at, i.c.superseded_by)
+            .where(i.c.edge_id.in_(wanted)).order_by(i.c.created_at, i.c.id)
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def write_intervals(self, dataset: uuid.UUID, verdicts: Iterable[dict[str, Any]]) -> int:
+        """Upsert computed interval columns; a fact with no stated interval gets its row here
+        (created_at = when Engram learned the edge)."""
+        rows = [{"id": v["id"], "edge_id": v["edge_id"], "dataset_id": dataset, "created_at": v["learned"],
+                 "functional": True, "starts_at": v["starts_at"], "ends_at": v["ends_at"],
+                 "superseded_by": v["superseded_by"]} for v in verdicts]
+        if not rows:
+            return 0
+        stmt = insert(edge_intervals).values(rows)
+        self.conn.execute(stmt.on_conflict_do_update(
+            index_elements=[edge_intervals.c.id],
+            set_={"functional": True, "starts_at": stmt.excluded.starts_at, "ends_at": stmt.excluded.ends_at,
+                  "superseded_by": stmt.excluded.superseded_by}))
+        return len(rows)
 
     def tag_supersession(self, tagged: Iterable[tuple[uuid.UUID, dict[str, Any]]]) -> int:
-        """Write superseded / superseded_by / supersession_reason / valid_to; nothing else changes."""
+        """Write superseded / superseded_by / supersession_reason / valid_from / valid_to."""
         n = 0
         for edge, tags in tagged:
             values = {k: tags.get(k) for k in TAGS}

@@ -10,11 +10,13 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engram.models.graph import ChunkExtraction
+from engram.models.graph import ChunkExtraction, Edge
+from engram.pipelines.dates import Stated, parse_when, sentences_naming, stated_interval
 from engram.pipelines.ids import (
     edge_id,
     entity_id,
     entity_type_id,
+    interval_id,
     normalise_name,
     normalise_relationship,
     summary_id,
@@ -40,6 +42,15 @@ class EntityTypeRow:
 
 
 @dataclass(frozen=True)
+class IntervalRow:
+    """One statement of a fact: the validity its chunk gives it (re-assertions add rows)."""
+
+    id: uuid.UUID
+    chunk_id: uuid.UUID
+    stated: Stated
+
+
+@dataclass(frozen=True)
 class EdgeRow:
     id: uuid.UUID
     source_id: uuid.UUID
@@ -48,6 +59,7 @@ class EdgeRow:
     edge_text: str
     properties: dict[str, Any] = field(default_factory=dict)
     provenance: list[uuid.UUID] = field(default_factory=list)
+    intervals: list[IntervalRow] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -106,7 +118,8 @@ def build_graph(
             if description:
                 text += f": {description}"
             ends = (source.entity, target.entity)
-            _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk)
+            stated = edge_interval(edge, chunk_text, source.name, target.name)
+            _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk, stated)
         summary = extraction.summary.summary.strip() or _fallback_summary(chunk_text)
         summaries.append(SummaryRow(summary_id(chunk), chunk, summary))
 
@@ -158,20 +171,38 @@ def _add_edge(
     text: str,
     description: str | None,
     chunk: uuid.UUID,
+    stated: Stated | None = None,
 ) -> None:
-    """Insert or merge by identity (source, target, relationship); provenance stays ordered."""
+    """Insert or merge by identity (source, target, relationship); provenance stays ordered.
+    Each statement of a fact adds a validity interval (structural edges have none)."""
     ident = edge_id(dataset, source, target, relationship)
     existing = edges.get(ident)
     if existing is None:
         properties: dict[str, Any] = {"description": description} if description else {}
-        edges[ident] = EdgeRow(ident, source, target, relationship, text, properties, [chunk])
+        existing = edges[ident] = EdgeRow(ident, source, target, relationship, text, properties, [chunk])
+        if stated is not None:
+            existing.intervals.append(IntervalRow(interval_id(ident, chunk, 0), chunk, stated))
         return
+    if stated is not None:
+        ordinal = sum(i.chunk_id == chunk for i in existing.intervals)
+        existing.intervals.append(IntervalRow(interval_id(ident, chunk, ordinal), chunk, stated))
     if chunk not in existing.provenance:
         existing.provenance.append(chunk)
     if description and not existing.properties.get("description"):
         # First non-empty description wins, as for entities; the text follows it.
         existing.properties["description"] = description
         edges[ident] = replace(existing, edge_text=text)
+
+
+def edge_interval(edge: Edge, chunk_text: str, source_name: str, target_name: str) -> Stated:
+    """The validity of one extracted fact: the model's valid_from / valid_to first, then the
+    dates and tense of its description, then of the chunk's sentences naming both ends."""
+    given = Stated(parse_when(edge.valid_from), parse_when(edge.valid_to))
+    described = stated_interval(edge.description)
+    if described.valid_from is None and described.valid_to is None:
+        described = described.merged(stated_interval(" ".join(sentences_naming([chunk_text],
+                                                                               [source_name, target_name]))))
+    return given.merged(described)
 
 
 def _fallback_summary(chunk_text: str, limit: int = 200) -> str:
