@@ -277,6 +277,9 @@ class RecallItem(BaseModel):
     provenance: Provenance = Field(default_factory=Provenance)
     superseded: bool = False
     conflicts: list[dict] = Field(default_factory=list)
+    superseded_facts: list[dict] = Field(
+        default_factory=list,
+        description="passages: the facts they state that are no longer current ({fact, by, since})")
 
 
 class RecallResult(BaseModel):

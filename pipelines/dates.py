@@ -96,6 +96,19 @@ def when(year: int, month: int | None = None, day: int | None = None) -> When:
     return When(datetime(year, month or 1, day or 1, tzinfo=UTC), precision)
 
 
+def stored(at: datetime | None, precision: str | None = None) -> When | None:
+    """A stored timestamp back as a When: at its recorded precision, else as precise as it looks
+    (1 January is a year, the 1st a month: what a computed end inherits from a stated start)."""
+    if at is None:
+        return None
+    at = utc(at)
+    if precision in _RANK:
+        return When(at, precision)  # type: ignore[arg-type]
+    if (at.month, at.day) == (1, 1) and at.time() == datetime.min.time():
+        return When(at, "year")
+    return When(at, "month" if at.day == 1 and at.time() == datetime.min.time() else "day")
+
+
 def utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
@@ -298,7 +311,7 @@ MAX_WHEN = when(9999)
 def window_bounds(window: tuple[When, When]) -> tuple[datetime, datetime]:
     """[start, end) instants of an inclusive (first, last) window."""
     first, last = window
-    return first.at, last.end if last.at.year < 9999 else last.at
+    return first.at, last.end if last.at.year < 9999 else datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
 def span_text(start: When | None, end: When | None, open_: bool) -> str:

@@ -28,7 +28,7 @@ from engram.pipelines.maintenance.supersession import (
     assertions_of,
     edge_changes,
     interval_changes,
-    judge,
+    judge as judge_intervals,
     normalise_functional,
 )
 from engram.prompts.contradiction import ContradictionList, contradiction_prompt
@@ -127,7 +127,7 @@ def temporal_supersession(self, req: StageRequest) -> dict:
             raise StageSkipped("no functional relationships declared")
         facts = assertions_of(inputs["rows"], inputs["intervals"])
         touched = None if inputs["touched"] is None else set(inputs["touched"])
-        judgement = judge(facts, inputs["functional"], touched, now=datetime.now(UTC))
+        judgement = judge_intervals(facts, inputs["functional"], touched, now=datetime.now(UTC))
         learned = {a.id: (a.edge_id, a.learned) for a in facts}
         return {
             "intervals": [dict(vars(v), edge_id=learned[v.id][0], learned=learned[v.id][1])

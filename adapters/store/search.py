@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import Connection, text
 
@@ -40,6 +41,10 @@ def _window_sql(window: EdgeWindow, alias: str = "g", *, exact: bool = True) -> 
             starts = (f"COALESCE({g}.valid_from, (SELECT min(l.valid_to) FROM edges l"
                       f" WHERE l.superseded_by = {g}.id AND l.dataset_id = {g}.dataset_id))")
             cond += f" AND ({starts} IS NULL OR {starts} <= :as_of)"
+            # Within the edge's span, one of its intervals must hold (a re-elected mayor's gap).
+            cond += (f" AND (NOT EXISTS (SELECT 1 FROM edge_intervals i WHERE i.edge_id = {g}.id)"
+                     f" OR EXISTS (SELECT 1 FROM edge_intervals i WHERE i.edge_id = {g}.id"
+                     " AND (i.starts_at IS NULL OR i.starts_at <= :as_of) AND (i.ends_at IS NULL OR i.ends_at > :as_of)))")
         return cond, {"as_of": window.as_of}
     if window.include_history:
         return "", {}
@@ -221,17 +226,64 @@ class SearchRepository:
         self,
         datasets: Sequence[uuid.UUID],
         vector: Sequence[float],
-        first: int,
-        last: int,
+        start: datetime,
+        end: datetime,
         window: EdgeWindow = EdgeWindow(),
         limit: int = 100,
     ) -> list[dict]:
-        """Facts dated in [first, last]: by valid_from, or by a year in the edge's own text."""
+        """Facts valid at some time in [start, end): an interval of theirs overlaps it (an
+        edge without intervals: its valid_from, or a year in its own text, falls inside)."""
         where = (
-            "((g.valid_from IS NOT NULL AND extract(year FROM g.valid_from) BETWEEN :lo AND :hi)"
-            " OR EXISTS (SELECT 1 FROM regexp_matches(g.edge_text, :re, 'g') m WHERE m[1]::int BETWEEN :lo AND :hi))"
+            "(EXISTS (SELECT 1 FROM edge_intervals i WHERE i.edge_id = g.id"
+            "  AND COALESCE(i.starts_at, i.valid_from, i.valid_to) IS NOT NULL"
+            "  AND COALESCE(i.starts_at, i.valid_from, '-infinity') < :hi AND (i.ends_at IS NULL OR i.ends_at > :lo))"
+            " OR (NOT EXISTS (SELECT 1 FROM edge_intervals i WHERE i.edge_id = g.id) AND"
+            "  ((g.valid_from IS NOT NULL AND g.valid_from >= :lo AND g.valid_from < :hi)"
+            "  OR EXISTS (SELECT 1 FROM regexp_matches(g.edge_text, :re, 'g') m"
+            "   WHERE m[1]::int BETWEEN extract(year FROM CAST(:lo AS timestamptz))"
+            "   AND extract(year FROM CAST(:hi AS timestamptz) - interval '1 microsecond')))))"
         )
-        return self._triplets(datasets, vector, where, {"lo": first, "hi": last, "re": _YEAR_RE}, window, limit)
+        return self._triplets(datasets, vector, where, {"lo": start, "hi": end, "re": _YEAR_RE}, window, limit)
+
+    def fact_intervals(self, edge_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[dict]]:
+        """Every validity interval of these edges, stated and computed columns, by edge."""
+        if not edge_ids:
+            return {}
+        rows = self.conn.execute(
+            text(
+                "SELECT i.id, i.edge_id, i.valid_from, i.valid_from_precision, i.valid_to, i.valid_to_precision,"
+                " i.asserted_at, i.asserted_precision, i.ended, i.functional, i.starts_at, i.ends_at, i.superseded_by FROM edge_intervals i"
+                " WHERE i.edge_id = ANY(:ids) ORDER BY i.starts_at NULLS FIRST, i.valid_from NULLS FIRST, i.id"
+            ),
+            {"ids": list(edge_ids)},
+        ).mappings()
+        out: dict[uuid.UUID, list[dict]] = {}
+        for r in rows:
+            out.setdefault(r["edge_id"], []).append(dict(r))
+        return out
+
+    def chunk_assertions(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID]) -> list[dict]:
+        """The judged (functional) facts these chunks state, each with its successor's fact."""
+        if not chunk_ids:
+            return []
+        rows = self.conn.execute(
+            text(
+                "SELECT i.id, i.chunk_id, i.edge_id, i.valid_from, i.valid_from_precision, i.valid_to,"
+                " i.valid_to_precision, i.ended, i.starts_at, i.ends_at, i.superseded_by,"
+                " s.display_name AS source_name, g.relationship, t.display_name AS target_name,"
+                " n.edge_id AS successor_edge_id, n.valid_from AS successor_from,"
+                " n.valid_from_precision AS successor_precision,"
+                " ns.display_name AS successor_source, ng.relationship AS successor_relationship,"
+                " nt.display_name AS successor_target"
+                " FROM edge_intervals i JOIN edges g ON g.id = i.edge_id"
+                " JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
+                " LEFT JOIN edge_intervals n ON n.id = i.superseded_by LEFT JOIN edges ng ON ng.id = n.edge_id"
+                " LEFT JOIN entities ns ON ns.id = ng.source_id LEFT JOIN entities nt ON nt.id = ng.target_id"
+                " WHERE i.functional AND i.dataset_id = ANY(:ds) AND i.chunk_id = ANY(:c) ORDER BY i.chunk_id, i.id"
+            ),
+            {"ds": list(datasets), "c": list(chunk_ids)},
+        ).mappings()
+        return [dict(r) for r in rows]
 
     # ------------------------------------------------------------ graph
 

@@ -47,7 +47,12 @@ def render_line(number: int, item: RecallItem) -> str:
     if len(text) > MAX_ITEM_CHARS:
         text = text[:MAX_ITEM_CHARS] + " …"
     line = f"[{number}] ({label}) {text}"
-    if item.superseded:
+    if item.superseded_facts:
+        for f in item.superseded_facts:
+            by = f'replaced by "{f["by"]}"' if f.get("by") else (
+                f'no longer valid since {f["until"]}' if f.get("until") else "no longer valid")
+            line += f' — SUPERSEDED: states "{f["fact"]}", {by}'
+    elif item.superseded:
         line += " — SUPERSEDED (no longer current)"
     for c in item.conflicts:
         confidence = c.get("confidence")

@@ -14,7 +14,7 @@ from typing import Any
 from engram.models.payloads import Provenance, RecallItem, RecallRequest, RecallResult
 from engram.models.search import COMPLETION_TYPES, EdgeWindow, SearchType
 from engram.pipelines.ids import ENGRAM_NAMESPACE
-from engram.pipelines.recall import graph, lanes, temporal
+from engram.pipelines.recall import graph, lanes, temporal, timeline
 from engram.pipelines.recall.completion import complete, render_context
 from engram.pipelines.recall.context import RecallContext, Scope, TruthHook
 from engram.pipelines.recall.router import DEFAULT_TYPE, route
@@ -102,11 +102,11 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     fallback_from = None
     # Session only: a session hit answers and the graph is skipped (auto-fallthrough).
     if not (remembered and req.session_id and not req.datasets) and scope.datasets:
-        items = LANES[search_type](ctx)
+        items = timeline.apply(ctx, LANES[search_type](ctx))
         if not items and not pinned and search_type is not DEFAULT_TYPE:
             fallback_from, search_type = search_type, DEFAULT_TYPE
             notes.append(f"auto-routed {fallback_from.value} found nothing; fell back to {DEFAULT_TYPE.value}")
-            items = LANES[search_type](ctx)
+            items = timeline.apply(ctx, LANES[search_type](ctx))
         sources.append("graph")
     elif not scope.datasets:
         notes.append("no readable dataset to search")

@@ -9,9 +9,11 @@ declared first); a best total below 2.0 routes to HYBRID_COMPLETION.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from dataclasses import dataclass, field
 
 from engram.models.search import SearchType
+from engram.pipelines.dates import query_window, window_bounds
 
 THRESHOLD = 2.0
 DEFAULT_TYPE = SearchType.HYBRID_COMPLETION
@@ -24,7 +26,6 @@ MAX_YEAR = 9999
 _NEGATION = re.compile(r"\b(?:not|no|never|without|lack\w*)\b|n't", re.IGNORECASE)
 _YEAR = r"[12]\d{3}"
 _YEAR_RE = re.compile(rf"\b({_YEAR})\b")
-_BETWEEN_RE = re.compile(rf"\b(?:between|from)\s+({_YEAR})\s+(?:and|to|until|-)\s+({_YEAR})\b", re.I)
 _BEFORE_RE = re.compile(rf"\b(before|until|till|through|after|since)\s+({_YEAR})\b", re.I)
 
 
@@ -112,25 +113,16 @@ def extract_years(query: str) -> list[int]:
 def year_range(query: str) -> tuple[int, int] | None:
     """Inclusive year window for the TEMPORAL lane, or None when the query names no year.
 
-    "between/from Y1 and/to Y2" wins; a single year after before/until/after/since is an
-    open range bounded by MIN_YEAR/MAX_YEAR; otherwise the span of the years mentioned.
+    The one date rule reads it (pipelines/dates.query_window): "between/from Y1 and/to Y2",
+    an open range after before/until/after/since (bounded by MIN_YEAR/MAX_YEAR), otherwise
+    the span of the dates mentioned. A negated bound ("not before 2000") is no bound.
     """
-    explicit = _BETWEEN_RE.search(query)
-    if explicit:
-        a, b = int(explicit.group(1)), int(explicit.group(2))
-        return (min(a, b), max(a, b))
-    years = extract_years(query)
-    if not years:
+    asked = query_window(query)
+    if asked is None:
         return None
-    if len(years) == 1:
-        bound = _BEFORE_RE.search(query)
-        if bound and not _negated(query, bound.start()):
-            word, year = bound.group(1).lower(), int(bound.group(2))
-            if word == "before":
-                return (MIN_YEAR, year - 1)
-            if word in ("until", "till", "through"):
-                return (MIN_YEAR, year)
-            if word == "after":
-                return (year + 1, MAX_YEAR)
-            return (year, MAX_YEAR)  # since
-    return (min(years), max(years))
+    bound = _BEFORE_RE.search(query)
+    if bound and _negated(query, bound.start()):
+        years = extract_years(query)
+        return (min(years), max(years)) if years else None
+    start, end = window_bounds(asked)
+    return max(MIN_YEAR, start.year), min(MAX_YEAR, (end - timedelta(microseconds=1)).year)
