@@ -140,6 +140,7 @@ def offline_graph(text: str) -> KnowledgeGraph:
         stated = stated_interval(sentence)
         valid_from = stated.valid_from.iso() if stated.valid_from else None
         valid_to = stated.valid_to.iso() if stated.valid_to else None
+        added: list[tuple[tuple[str, str, str], bool]] = []
         # "She founded Acme in 1999": the verb before the first mention dates the later edge.
         previous = _relationship(sentence[: mentions[0].start], "")
         previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
@@ -165,6 +166,13 @@ def offline_graph(text: str) -> KnowledgeGraph:
                     valid_from=valid_from,
                     valid_to=valid_to,
                 )
+                added.append((key, source.type == "date" or target.type == "date"))
+        if any(not dated for _, dated in added):
+            # The sentence's dates are the validity of its facts now: "Springfield mayor_in 2015"
+            # beside "Maria Lopez mayor_of Springfield (from 2015)" would only repeat it.
+            for key, dated in added:
+                if dated:
+                    del edges[key]
     return KnowledgeGraph(nodes=ordered, edges=list(edges.values()))
 
 

@@ -42,7 +42,10 @@ def _spans(intervals: Iterable[dict]) -> list[tuple[When | None, When | None, bo
             tzinfo=UTC), str(r["id"]))):
         start = stored(i.get("valid_from"), i.get("valid_from_precision")) or stored(
             i.get("asserted_at"), i.get("asserted_precision"))
-        end = stored(i.get("valid_to"), i.get("valid_to_precision")) or stored(i.get("ends_at"))
+        # A computed end (the successor's start) only for a fact whose start is known: an undated
+        # one ends when Engram learned of its successor, which is no date worth showing.
+        end = stored(i.get("valid_to"), i.get("valid_to_precision")) or (
+            stored(i.get("ends_at")) if start is not None else None)
         if start is not None and i.get("starts_at") and i.get("ends_at") and utc(i["ends_at"]) <= utc(i["starts_at"]):
             end = None  # never held (over before it began): keep its start only
         open_ = end is None and not i.get("ended")
