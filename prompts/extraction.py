@@ -29,9 +29,14 @@ Nodes:
 Edges:
 - source_node_id / target_node_id: ids of nodes you declared above.
 - relationship_name: a lower_snake verb phrase, e.g. ceo_of, founded, works_at, located_in,
-  acquired, part_of, born_in. Prefer specific verbs over related_to.
+  acquired, part_of, born_in. Prefer specific verbs over related_to. Name the state, not its
+  tense or change: "became / was re-elected / is the former mayor of" are all mayor_of.
 - description: the fact in one sentence; always include any dates or time spans the text
-  gives for it (e.g. "Alice became CEO of Acme in March 2021").
+  gives for it and words like "former" (e.g. "Alice became CEO of Acme in March 2021").
+- valid_from / valid_to: when the fact started and stopped holding, as ISO dates only as
+  precise as the text ("2015", "2015-03", "2015-03-04"); null when the text does not say.
+  "since March 2015" -> valid_from "2015-03"; "from 2015 to 2022" -> "2015" and "2022";
+  "until 2019" -> valid_to "2019"; "re-elected in 2026" -> valid_from "2026". Never guess.
 
 Extract only what the text states. Do not invent entities, facts or dates."""
 
@@ -43,7 +48,7 @@ Summarize the text.
 _GRAPH_SHAPE = (
     '{"nodes": [{"id": "n1", "name": "...", "type": "person", "description": "..."}], '
     '"edges": [{"source_node_id": "n1", "target_node_id": "n2", '
-    '"relationship_name": "ceo_of", "description": "..."}]}'
+    '"relationship_name": "ceo_of", "description": "...", "valid_from": "2021-03", "valid_to": null}]}'
 )
 _SUMMARY_SHAPE = '{"summary": "...", "description": "..."}'
 
