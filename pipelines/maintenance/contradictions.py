@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
+from engram.pipelines.dates import utc
 from engram.pipelines.ids import normalise_relationship
 from engram.pipelines.maintenance.supersession import EdgeFact, as_edge_fact
 from engram.prompts.contradiction import ContradictionList
@@ -60,10 +62,12 @@ def select_facts(
     names: Mapping[Any, str],
     touched: set[Any],
     max_facts: int = DEFAULT_MAX_FACTS,
+    now: datetime | None = None,
 ) -> list[Fact]:
     """Non-structural, current edges with at least one touched, named endpoint, at most max_facts.
 
-    A superseded edge is history, not a rival of its successor, so it is never sent. An unnamed
+    A superseded or ended edge (valid_to passed, by the one date rule) is history, not a rival
+    of its successor, so it is never sent. An unnamed
     far endpoint is rendered by its id. Duplicate edge ids are sent once.
     """
     touched_keys = {str(t) for t in touched}
@@ -75,6 +79,8 @@ def select_facts(
         edge = as_edge_fact(raw)
         if (raw.get("superseded") if isinstance(raw, Mapping) else False) or edge.properties.get("superseded"):
             continue
+        if isinstance(raw, Mapping) and _ended(raw.get("valid_to"), now):
+            continue  # an explicit end is history too ("mayor from 2015 to 2022")
         rel = normalise_relationship(edge.relationship)
         if rel in STRUCTURAL or str(edge.id) in seen:
             continue
@@ -88,6 +94,12 @@ def select_facts(
         text = f"{source_name or edge.source_id} {rel.replace('_', ' ')} {target_name or edge.target_id}"
         facts.append(Fact(f"F{len(facts) + 1}", edge.id, edge.source_id, edge.target_id, rel, text))
     return facts
+
+
+def _ended(valid_to: Any, now: datetime | None) -> bool:
+    if not isinstance(valid_to, datetime):
+        return False
+    return utc(valid_to) <= utc(now or datetime.now(UTC))
 
 
 def needs_check(facts: list[Fact]) -> bool:

@@ -135,3 +135,17 @@ def test_superseded_edges_are_history_not_rivals():
     tagged = EdgeFact("tag", "alice", "paris", "lives_in", properties={"superseded": True})
     facts = select_facts(rows + [tagged], NAMES, {"alice", "bob", "acme"})
     assert [f.edge_id for f in facts] == ["new"]
+
+
+def test_facts_whose_validity_ended_are_history_not_rivals():
+    from datetime import UTC, datetime
+
+    rows = [{"id": "old", "source_id": "maria", "target_id": "springfield", "relationship": "mayor_of",
+             "valid_to": datetime(2022, 1, 1, tzinfo=UTC)},
+            {"id": "new", "source_id": "tom", "target_id": "springfield", "relationship": "mayor_of",
+             "valid_to": None},
+            {"id": "later", "source_id": "ann", "target_id": "springfield", "relationship": "mayor_of",
+             "valid_to": datetime(2031, 1, 1, tzinfo=UTC)}]
+    names = {"maria": "Maria", "tom": "Tom", "ann": "Ann", "springfield": "Springfield"}
+    now = datetime(2027, 1, 1, tzinfo=UTC)
+    assert [f.edge_id for f in select_facts(rows, names, {"springfield"}, now=now)] == ["new", "later"]
