@@ -67,6 +67,9 @@ def render_recall(console: Console, result: RecallResult) -> None:
         ] if x)
         if where:
             console.print(f"     [dim]{where}[/dim]")
+        for stale in item.superseded_facts:
+            by = f"replaced by {stale['by']}" if stale.get("by") else f"over since {stale.get('until')}"
+            console.print(f"     [yellow]states[/yellow] {escape(str(stale.get('fact')))}, {escape(by)}")
         for conflict in item.conflicts:
             console.print(f"     [red]conflicts with:[/red] {escape(str(conflict.get('fact')))} "
                           f"({escape(str(conflict.get('reason')))}, confidence {conflict.get('confidence')})")

@@ -1,5 +1,5 @@
-"""Time after ranking, for every lane: facts show their validity ("mayor of Springfield
-(2015–2022; again since 2026)"), and a passage stating a fact that is no longer valid at the
+"""Time after ranking, for every lane: facts of functional relationships show their validity
+("mayor of Springfield (2015–2022; again since 2026)"), and a passage stating a fact that is no longer valid at the
 asked time is flagged (which fact, replaced by what) and ranked below the passages that state
 a fact still valid (current answers, as_of); with include_history passages are flagged only.
 
@@ -101,7 +101,9 @@ def _annotate_facts(ctx: RecallContext, items: list[RecallItem]) -> None:
         return
     intervals = ctx.search.fact_intervals([i.provenance.edge_ids[0] for i in facts])
     for item in facts:
-        text = period(intervals.get(item.provenance.edge_ids[0], []))
+        # Periods of judged (functional) facts only: "Dam built in 1962" needs no "(from 1962)".
+        judged = [i for i in intervals.get(item.provenance.edge_ids[0], []) if i.get("functional")]
+        text = period(judged)
         if text and not item.text.endswith(")"):
             item.text = f"{item.text} ({text})"
 
