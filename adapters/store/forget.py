@@ -90,6 +90,11 @@ class ForgetRepository:
         counts["edges"] += len(removed)
         counts["chunks"] += self.conn.execute(
             text("DELETE FROM chunks WHERE id = ANY(CAST(:c AS uuid[]))"), c).rowcount
+        # Likewise an interval whose successor interval went with the item (rows cascade with chunks).
+        self.conn.execute(text(
+            "UPDATE edge_intervals i SET ends_at = i.valid_to, superseded_by = NULL WHERE i.superseded_by IS NOT NULL"
+            " AND i.dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND NOT EXISTS (SELECT 1 FROM edge_intervals n WHERE n.id = i.superseded_by)"), {"d": datasets})
         entries = self._ids(
             "DELETE FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
             " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
