@@ -4,8 +4,8 @@ fact keeps every interval ("mayor 2015-2022; again since 2026").
 Existing fact edges get one interval from their own valid_from / valid_to, keyed like the
 ones extraction writes (edge, first source chunk, 0), so re-ingesting a document updates it.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-01
 """
 
@@ -13,8 +13,8 @@ import uuid
 
 from alembic import op
 
-revision = "0005"
-down_revision = "0004"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
