@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from dateutil import parser as _dateutil
@@ -71,8 +71,6 @@ class When:
         if self.precision == "month":
             y, m = divmod(self.at.month, 12)
             return self.at.replace(year=self.at.year + y, month=m + 1)
-        from datetime import timedelta
-
         return self.at + timedelta(days=1)
 
     def iso(self) -> str:
@@ -287,7 +285,7 @@ def query_window(question: str) -> tuple[When, When] | None:
         bound = _Q_BOUND.search(question[max(0, a - 12):a])
         word = bound.group(1).lower().split()[0] if bound else ""
         if word == "before":
-            return (MIN_WHEN, When(_prev_day(value.at), "day"))
+            return (MIN_WHEN, When(value.at - timedelta(days=1), "day"))
         if word in ("until", "till", "through"):
             return (MIN_WHEN, value)
         if word == "after":
@@ -296,12 +294,6 @@ def query_window(question: str) -> tuple[When, When] | None:
             return (value, MAX_WHEN)
     values = [w for _, w in dates]
     return (min(values, key=lambda w: w.at), max(values, key=lambda w: w.end))
-
-
-def _prev_day(at: datetime) -> datetime:
-    from datetime import timedelta
-
-    return at - timedelta(days=1)
 
 
 MIN_WHEN = when(1)
