@@ -55,6 +55,10 @@ class ForgetRepository:
             " WHERE d.data_item_id = ANY(CAST(:items AS uuid[]))", **p)
         datasets = self._ids("SELECT DISTINCT dataset_id FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
         c = {"c": chunk_ids, "d": datasets}
+        from engram.adapters.store.capture import CaptureRepository
+
+        # Captured objects: their nodes, every edge touching them, inferences drawn from them.
+        counts["edges"] += CaptureRepository(self.conn).forget(items)
         linked = self._ids("SELECT DISTINCT target_id FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
                            " AND relationship = 'contains'", **c)
         removed = self._ids("DELETE FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
@@ -104,7 +108,9 @@ class ForgetRepository:
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
         counts["entities"] += self.conn.execute(text(
             "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
-            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"), c).rowcount
+            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
+            # A captured object's node stays while its object does, linked or not.
+            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id)"), c).rowcount
         # A kept entity's description may be the item's: take it from a remaining mention instead.
         self.conn.execute(text(
             "UPDATE entities e SET description = coalesce((SELECT substr(g.edge_text, position(': ' in g.edge_text) + 2)"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from sqlalchemy import Connection, Engine
 
 from engram.adapters.store.access import AccessRepository
+from engram.adapters.store.capture import CaptureRepository
 from engram.adapters.store.engine import get_engine
 from engram.adapters.store.forget import ForgetRepository
 from engram.adapters.store.graph import GraphRepository
@@ -31,6 +32,7 @@ class UnitOfWork:
         self.improve = ImproveRepository(conn)
         self.forget = ForgetRepository(conn)
         self.learning = LearningRepository(conn)
+        self.capture = CaptureRepository(conn)
 
 
 class Store:
