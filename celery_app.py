@@ -18,6 +18,7 @@ TASK_MODULES = [
     "engram.tasks.improve_sweeps",
     "engram.tasks.graph_passes",
     "engram.tasks.sharing",
+    "engram.tasks.capture",
 ]
 
 
@@ -45,6 +46,12 @@ def _routes(s) -> dict:
         "engram.improve": {"queue": s.queue_ingest},
         "engram.improve.start": {"queue": s.queue_ingest},
         "engram.improve.*": {"queue": s.queue_maintenance},
+        "engram.capture": {"queue": s.queue_ingest},
+        "engram.capture.reprocess": {"queue": s.queue_ingest},
+        "engram.capture.normalize": {"queue": s.queue_llm},
+        "engram.capture.link": {"queue": s.queue_llm},
+        "engram.capture.enrich": {"queue": s.queue_maintenance},
+        "engram.capture.reason": {"queue": s.queue_maintenance},
     }
 
 

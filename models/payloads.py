@@ -225,6 +225,29 @@ class RecallRequest(Payload):
     include_history: bool = False
     # Only chunks of data items in one of these node sets (chunk, summary and hybrid search types).
     node_sets: list[str] = Field(default_factory=list, max_length=20)
+    # Captured objects only (search type CAPTURES, chosen when any is given): SPEC §9.
+    object_types: list[str] = Field(default_factory=list, max_length=8)
+    project: str | None = Field(default=None, max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _capture_filters(self) -> RecallRequest:
+        from engram.pipelines.capture.vocabulary import OBJECT_TYPES
+
+        self.object_types = [t.strip().lower() for t in self.object_types]
+        self.tags = [t.strip().lower() for t in self.tags if t.strip()]
+        unknown = [t for t in self.object_types if t not in OBJECT_TYPES]
+        if unknown:
+            raise ValueError(f"unknown object type(s) {', '.join(unknown)}; expected {', '.join(OBJECT_TYPES)}")
+        if self.object_types or self.project or self.tags:
+            if self.search_type not in (None, "CAPTURES"):
+                raise ValueError("object_types / project / tags filter captured objects: use search_type CAPTURES")
+            self.search_type = "CAPTURES"
+        return self
+
+    @property
+    def capture_filter(self) -> dict:
+        return {"types": self.object_types, "project": self.project or None, "tags": self.tags}
 
     @field_validator("question")
     @classmethod
@@ -270,8 +293,33 @@ class Provenance(BaseModel):
     lesson: LessonProvenance | None = None  # the item is a distilled session lesson
 
 
+class CaptureEdge(BaseModel):
+    predicate: str
+    direction: Literal["out", "in"]
+    other_id: uuid.UUID
+    other_name: str | None = None
+    origin: str | None = None  # entity | llm | reasoner
+    confidence: float | None = None
+    rule: str | None = None  # reasoner edges: the rule that derived it
+
+
+class CapturedObject(BaseModel):
+    """A captured knowledge object as recall returns it: its type and its edges."""
+
+    id: uuid.UUID
+    type: str
+    title: str
+    project: str = ""
+    tags: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    confidence: float = 0.0
+    tier: str = "archive"
+    stage: str = "ingested"
+    edges: list[CaptureEdge] = Field(default_factory=list)
+
+
 class RecallItem(BaseModel):
-    kind: Literal["chunk", "summary", "triplet", "answer", "session"]
+    kind: Literal["chunk", "summary", "triplet", "answer", "session", "capture"]
     text: str
     score: float
     provenance: Provenance = Field(default_factory=Provenance)
@@ -280,6 +328,7 @@ class RecallItem(BaseModel):
     superseded_facts: list[dict] = Field(
         default_factory=list,
         description="passages: the facts they state that are no longer current ({fact, by, since})")
+    capture: CapturedObject | None = None  # set when the item is (the text of) a captured object
 
 
 class RecallResult(BaseModel):
@@ -415,3 +464,22 @@ class CaptureReprocessRequest(Payload):
     dataset: str = Field(pattern=NAME)
     user: str = Field(default="default", pattern=NAME)
     object_id: uuid.UUID
+
+
+class CaptureStatus(BaseModel):
+    """Where a capture stands: complete when no stage failed, partial when one did."""
+
+    object_id: uuid.UUID
+    run_id: uuid.UUID | None = None
+    status: Literal["pending", "complete", "partial", "ingested"]
+    stages: list[StageStatus] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, object_id: uuid.UUID, run: RunStatus | None) -> CaptureStatus:
+        if run is None:
+            return cls(object_id=object_id, status="ingested")
+        if not run.done:
+            status = "pending"
+        else:
+            status = "partial" if any(s.status == "failed" for s in run.stages) else "complete"
+        return cls(object_id=object_id, run_id=run.run_id, status=status, stages=run.stages)

@@ -21,6 +21,7 @@ class SearchType(str, Enum):
     TEMPORAL = "TEMPORAL"
     FEELING_LUCKY = "FEELING_LUCKY"  # the router picks
     AGENTIC_COMPLETION = "AGENTIC_COMPLETION"  # SPEC §8
+    CAPTURES = "CAPTURES"  # captured knowledge objects (SPEC §9), filtered by type, project, tags
 
 
 # Search types that end in a generated answer when an LLM is configured.

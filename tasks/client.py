@@ -12,6 +12,8 @@ from pathlib import Path
 from celery import Celery
 
 from engram.models.payloads import (
+    CaptureAccepted,
+    CaptureStatus,
     ForgetResult,
     ImproveResult,
     RecallResult,
@@ -194,6 +196,31 @@ class EngramClient:
         if session_id is not None:
             kwargs["session_id"] = session_id
         return self.call("engram.sessions", **kwargs)
+
+    # -------------------------------------------------------------- capture lane
+
+    def capture(self, title: str, *, dataset: str, user: str = "default", wait: bool = False,
+                timeout: float = 120.0, **fields) -> CaptureAccepted | CaptureStatus:
+        """Capture a typed knowledge object (fields: content, type, project, tags, template,
+        template_fields, summary, entities, properties, run_pipeline, create_dataset).
+        wait=True blocks until its stages end and returns complete / partial."""
+        fields.setdefault("create_dataset", True)
+        accepted = CaptureAccepted.model_validate(
+            self.call("engram.capture", title=title, dataset=dataset, user=user, **fields))
+        return self.capture_status(accepted.object_id, accepted.run_id, timeout=timeout) if wait else accepted
+
+    def reprocess(self, object_id: uuid.UUID | str, *, dataset: str, user: str = "default", wait: bool = False,
+                  timeout: float = 120.0) -> dict | CaptureStatus:
+        """Resume a capture at its failed stage with the original request (or rerun it all)."""
+        out = self.call("engram.capture.reprocess", object_id=str(object_id), dataset=dataset, user=user)
+        return self.capture_status(uuid.UUID(out["object_id"]), uuid.UUID(out["run_id"]), timeout=timeout) \
+            if wait else out
+
+    def capture_status(self, object_id: uuid.UUID, run_id: uuid.UUID | None, timeout: float = 120.0) -> CaptureStatus:
+        if run_id is None:
+            return CaptureStatus.of(object_id, None)
+        return CaptureStatus.of(object_id, RunHandle(self, run_id).wait(timeout=timeout))
+
 
 def items_from_paths(paths: Iterable[str | Path]) -> list[dict]:
     """Files become items; directories are walked (sorted, hidden files skipped)."""

@@ -20,6 +20,8 @@ from engram.models.tables import (
     edges,
     entities,
     entity_types,
+    pipeline_runs,
+    stage_runs,
     summaries,
 )
 from engram.pipelines import ids
@@ -84,6 +86,7 @@ class CaptureRepository:
         if row is None:
             return None
         out = dict(row)
+        out["type"] = out["obj_type"]
         out["content"] = out["text"].split("\n\n", 1)[1] if "\n\n" in out["text"] else ""
         return out
 
@@ -179,6 +182,14 @@ class CaptureRepository:
         self.conn.execute(update(capture_objects).where(capture_objects.c.id == object_id)
                           .values(stage=stage, updated_at=func.now()))
 
+    def reset_stages(self, run_id: uuid.UUID, stages: Sequence[str]) -> None:
+        """Reopen a capture run from a stage on (reprocess): those stages run again, in order."""
+        self.conn.execute(update(stage_runs).where(stage_runs.c.run_id == run_id, stage_runs.c.stage.in_(list(stages)))
+                          .values(status="pending", error=None, reason=None))
+        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
+            status="pending", error=None, finished_at=None, heartbeat_at=func.now(),
+            attempts=pipeline_runs.c.attempts + 1))
+
     # ------------------------------------------------------------ forget
 
     def forget(self, item_ids: Sequence[uuid.UUID]) -> int:
@@ -196,3 +207,59 @@ class CaptureRepository:
             {"o": objects, "c": chunk_ids}).rowcount
         self.conn.execute(entities.delete().where(entities.c.id.in_(objects)))
         return removed
+
+
+class CaptureReads:
+    """Recall's reads of captured objects (mixed into the SearchRepository, dataset-scoped)."""
+
+    conn: Connection
+
+    def captures(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], *, types: Sequence[str] = (),
+                 project: str | None = None, tags: Sequence[str] = (), limit: int = 10) -> list[dict]:
+        """Objects matching every filter (any of the types, the project, all the tags), nearest
+        to the question first; objects not yet embedded follow, newest first."""
+        where = ["o.dataset_id = ANY(:ds)"]
+        params: dict[str, Any] = {"ds": list(datasets), "k": limit,
+                                  "v": "[" + ",".join(repr(float(x)) for x in vector) + "]"}
+        if types:
+            where.append("o.obj_type = ANY(:types)")
+            params["types"] = list(types)
+        if project:
+            where.append("lower(o.project) = lower(:project)")
+            params["project"] = project
+        if tags:
+            where.append("o.tags @> CAST(:tags AS text[])")
+            params["tags"] = list(tags)
+        rows = self.conn.execute(text(
+            "SELECT o.id, o.dataset_id, o.title, c.id AS chunk_id, c.document_id, c.text,"
+            " c.embedding <=> CAST(:v AS vector) AS distance"
+            " FROM capture_objects o JOIN documents d ON d.data_item_id = o.id"
+            " JOIN chunks c ON c.document_id = d.id AND c.chunk_index = 0"
+            f" WHERE {' AND '.join(where)}"
+            " ORDER BY distance NULLS LAST, o.created_at DESC, o.id LIMIT :k"), params).mappings()
+        return [dict(r) for r in rows]
+
+    def captured_objects(self, object_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict]:
+        """Objects by id with every edge touching them (the other end's name, origin, rule)."""
+        if not object_ids:
+            return {}
+        objects = {r["id"]: dict(r, edges=[]) for r in self.conn.execute(
+            select(capture_objects).where(capture_objects.c.id.in_(list(object_ids)))).mappings()}
+        if not objects:
+            return {}
+        rows = self.conn.execute(text(
+            "SELECT g.source_id, g.target_id, g.relationship, g.properties, s.display_name AS source_name,"
+            " t.display_name AS target_name FROM edges g"
+            " LEFT JOIN entities s ON s.id = g.source_id LEFT JOIN entities t ON t.id = g.target_id"
+            " WHERE g.source_id = ANY(:o) OR g.target_id = ANY(:o)"
+            " ORDER BY g.relationship, g.source_id, g.target_id"), {"o": list(objects)}).mappings()
+        for r in rows:
+            for end, other, name, direction in (("source_id", "target_id", "target_name", "out"),
+                                                ("target_id", "source_id", "source_name", "in")):
+                if r[end] in objects:
+                    props = r["properties"] or {}
+                    objects[r[end]]["edges"].append({
+                        "predicate": props.get("predicate") or r["relationship"], "direction": direction,
+                        "other_id": r[other], "other_name": r[name], "origin": props.get("origin"),
+                        "confidence": props.get("confidence"), "rule": (props.get("provenance") or {}).get("rule")})
+        return objects

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, text
 
+from engram.adapters.store.capture import CaptureReads
 from engram.models.search import EdgeWindow
 
 # Structural edges are never facts: `contains` joins a chunk to an entity, `contradicts`
@@ -51,7 +52,7 @@ def _window_sql(window: EdgeWindow, alias: str = "g", *, exact: bool = True) -> 
     return f" AND NOT {g}.superseded AND ({g}.valid_to IS NULL OR {g}.valid_to > now())", {}
 
 
-class SearchRepository:
+class SearchRepository(CaptureReads):
     def __init__(self, conn: Connection, exact: bool = False):
         self.conn = conn
         # True: bypass the vector indexes (benchmarks measure HNSW against this exact scan).

@@ -42,6 +42,7 @@ class RecallContext:
     window: EdgeWindow = field(default_factory=EdgeWindow)
     truth: TruthHook | None = None
     _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    filters: dict[str, Any] = field(default_factory=dict)  # CAPTURES: types, project, tags
 
     @property
     def datasets(self) -> list[uuid.UUID]:
@@ -57,7 +58,7 @@ class RecallContext:
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""
         return RecallContext(question, self.top_k, self.scope, self.search, self.embedder, self.window,
-                             self.truth, self._vectors)
+                             self.truth, self._vectors, self.filters)
 
     def chunk_provenance(self, row: Mapping[str, Any]) -> Provenance:
         return Provenance(

@@ -14,7 +14,7 @@ from typing import Any
 from engram.models.payloads import Provenance, RecallItem, RecallRequest, RecallResult
 from engram.models.search import COMPLETION_TYPES, EdgeWindow, SearchType
 from engram.pipelines.ids import ENGRAM_NAMESPACE
-from engram.pipelines.recall import graph, lanes, temporal, timeline
+from engram.pipelines.recall import captures, graph, lanes, temporal, timeline
 from engram.pipelines.recall.completion import complete, render_context
 from engram.pipelines.recall.context import RecallContext, Scope, TruthHook
 from engram.pipelines.recall.router import DEFAULT_TYPE, route
@@ -34,6 +34,7 @@ LANES: dict[SearchType, Lane] = {
     SearchType.GRAPH_SUMMARY_COMPLETION: graph.graph_summary,
     SearchType.TRIPLET_COMPLETION: graph.triplet_completion,
     SearchType.TEMPORAL: temporal.temporal,
+    SearchType.CAPTURES: captures.captures,
 }
 # Types whose lanes read chunks and summaries only: a node_sets filter applies to them.
 NODE_SET_TYPES = frozenset({SearchType.CHUNKS, SearchType.CHUNKS_LEXICAL, SearchType.SUMMARIES,
@@ -94,7 +95,8 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
             raise UnsupportedSearchType(f"search type {search_type.value} is not available for recall")
         search_type = DEFAULT_TYPE
     ctx = RecallContext(req.question, req.top_k, scope, ports.search, ports.embedder,
-                        EdgeWindow(req.as_of, req.include_history), ports.truth)
+                        EdgeWindow(req.as_of, req.include_history), ports.truth,
+                        filters=req.capture_filter)
     remembered = session_items(req, scope, ports)
     sources = ["session"] if remembered else []
     notes: list[str] = []
@@ -110,7 +112,7 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
         sources.append("graph")
     elif not scope.datasets:
         notes.append("no readable dataset to search")
-    context = remembered + items
+    context = remembered + captures.attach(items, ports.search)
     generated, answer = False, None
     if search_type in COMPLETION_TYPES and context:
         done = complete(ctx, search_type, context, ports.gateway, ports.llm_errors)

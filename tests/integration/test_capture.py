@@ -1,0 +1,195 @@
+"""The capture lane end to end (SPEC 9): a real worker, real Postgres, a replay LLM.
+
+Object ids are deterministic (dataset + content), so the cassette can name them in the
+link proposals it replays before the objects exist.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from engram.models.payloads import CaptureRequest
+from engram.pipelines import ids
+from engram.tasks.client import EngramError
+
+ENTRIES: list[dict] = []
+
+
+@pytest.fixture(scope="module")
+def cassette(tmp_path_factory):
+    path = tmp_path_factory.mktemp("capture") / "cassette.json"
+    write(path)
+    return path
+
+
+def write(path, extra: list[dict] | None = None) -> None:
+    # Replay answers the first matching entry: the newest entries go first.
+    Path(path).write_text(json.dumps({"version": 1, "entries": (extra or []) + ENTRIES}))
+
+
+@pytest.fixture(scope="module")
+def replay(spawn_worker, cassette):
+    env = {"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_TASK_MAX_RETRIES": "0", "ENGRAM_LLM_MAX_REASKS": "0"}
+    handle = spawn_worker(env, concurrency=2)
+    yield handle
+    handle.stop()
+
+
+def object_id(dataset: str, **fields) -> uuid.UUID:
+    draft = CaptureRequest(dataset=dataset, **fields).draft()
+    return ids.data_item_id(ids.dataset_id(ids.user_id("default"), dataset), draft.digest)
+
+
+def classify(title: str, kind: str, entities: list[dict] | None = None, summary: str | None = None) -> dict:
+    return {"contains": f"Title: {title}", "response_model": "CaptureClassification",
+            "response": {"type": kind, "summary": summary or f"{title}.", "tags": ["infra"], "project": "",
+                         "entities": entities or [], "confidence": 0.8, "properties": {}}}
+
+
+def links(body: str, *proposals: tuple[uuid.UUID, uuid.UUID, str, float]) -> dict:
+    return {"contains": body, "response_model": "LinkProposals", "response": {"relationships": [
+        {"from_id": str(a), "to_id": str(b), "rel_type": r, "confidence": c} for a, b, r, c in proposals]}}
+
+
+def edges(store, dataset: str) -> list[dict]:
+    with store.unit_of_work() as uow:
+        did = uow.access.find_dataset(dataset, "default")
+        return [dict(r) for r in uow.conn.execute(text(
+            "SELECT source_id, target_id, relationship, properties, provenance FROM edges"
+            " WHERE dataset_id = :d ORDER BY relationship, source_id, target_id"), {"d": did}).mappings()]
+
+
+def stage(status, name):
+    return next(s for s in status.stages if s.stage == name)
+
+
+# ------------------------------------------------------------------ offline (the shared worker)
+
+
+def test_offline_capture_with_a_template_completes(client, store, dataset_name):
+    status = client.capture("Pick a queue", dataset=dataset_name, template="decision",
+                            template_fields={"chosen": "Redis streams", "rationale": "already deployed"},
+                            entities=[{"name": "Redis", "type": "technology"}], wait=True)
+    assert status.status == "complete", [(s.stage, s.status, s.error) for s in status.stages]
+    assert [s.stage for s in status.stages] == ["admit", "normalize", "link", "enrich", "reason"]
+    with store.unit_of_work() as uow:
+        obj = uow.capture.get(status.object_id)
+    assert (obj["obj_type"], obj["summary"], obj["confidence"], obj["tier"]) == ("decision", "Pick a queue", 0.0,
+                                                                                 "archive")
+    assert obj["properties"] == {"chosen": "Redis streams", "rationale": "already deployed"}
+    assert "## Chosen\nRedis streams" in obj["text"]
+    [mention] = edges(store, dataset_name)
+    assert mention["relationship"] == "mentions" and mention["source_id"] == status.object_id
+
+
+def test_bad_capture_payloads_are_clear_errors_and_write_nothing(client, store, dataset_name):
+    with pytest.raises(EngramError, match="template 'fix' requires symptom"):
+        client.capture("Broken build", dataset=dataset_name, template="fix", template_fields={"resolution": "x"})
+    with pytest.raises(EngramError, match="entities is not valid JSON"):
+        client.capture("Broken build", dataset=dataset_name, content="x", entities='[{"name": ')
+    with store.unit_of_work() as uow:
+        assert uow.access.find_dataset(dataset_name, "default") is None
+
+
+# ------------------------------------------------------------------ the replay worker
+
+
+def test_captured_decision_is_recalled_with_type_and_edges_and_reasoned(replay, store, dataset_name):
+    old = {"title": "Adopt Memcached for sessions", "content": "Sessions live in Memcached.", "type": "decision"}
+    new = {"title": "Adopt Valkey for sessions", "content": "Sessions move to Valkey; Memcached lost data.",
+           "type": "decision", "entities": [{"name": "Valkey", "type": "technology"}]}
+    old_id, new_id = object_id(dataset_name, **old), object_id(dataset_name, **new)
+    ENTRIES.extend([
+        classify(old["title"], "decision"), classify(new["title"], "decision"),
+        links("Sessions move to Valkey", (new_id, old_id, "supersedes", 0.9), (new_id, old_id, "contradicts", 0.8),
+              (old_id, new_id, "ledTo", 0.7), (new_id, old_id, "supports", 0.4)),
+    ])
+    write(replay.env["ENGRAM_LLM_MODEL"].split(":", 1)[1])
+    assert replay.client.capture(dataset=dataset_name, wait=True, **old).status == "complete"
+    done = replay.client.capture(dataset=dataset_name, wait=True, **new)
+    assert done.status == "complete", done
+    assert stage(done, "link").llm_calls == 1
+    found = {(e["source_id"], e["target_id"], e["relationship"]): e for e in edges(store, dataset_name)}
+    assert (new_id, old_id, "supports") not in found  # confidence 0.4 is not above 0.5
+    inferred = {k: v["properties"]["provenance"] for k, v in found.items() if v["properties"].get("origin") == "reasoner"}
+    assert set(inferred) == {(old_id, new_id, "contradicts"), (new_id, old_id, "caused_by")}
+    assert inferred[(old_id, new_id, "contradicts")]["rule"] == "symmetric_contradicts"
+    assert inferred[(new_id, old_id, "caused_by")]["premises"] == [
+        str(ids.edge_id(ids.dataset_id(ids.user_id("default"), dataset_name), old_id, new_id, "led_to"))]
+
+    result = replay.client.recall("Which store holds sessions?", datasets=[dataset_name], object_types=["decision"])
+    assert result.search_type == "CAPTURES"
+    by_id = {i.capture.id: i.capture for i in result.items}
+    assert set(by_id) == {old_id, new_id}
+    valkey = by_id[new_id]
+    assert valkey.type == "decision" and valkey.tags == ["infra"] and valkey.tier == "recall"
+    assert {(e.predicate, e.direction, e.other_name) for e in valkey.edges} >= {
+        ("supersedes", "out", "Adopt Memcached for sessions"), ("contradicts", "in", "Adopt Memcached for sessions"),
+        ("mentions", "out", "Valkey")}
+    # Plain recall finds the object's text and attaches the object too; graph lanes see its edges.
+    hybrid = replay.client.recall("Valkey sessions Memcached", datasets=[dataset_name], search_type="CHUNKS")
+    assert any(i.capture and i.capture.type == "decision" for i in hybrid.items)
+    graph = replay.client.recall("Adopt Valkey supersedes", datasets=[dataset_name], search_type="TRIPLET_COMPLETION")
+    assert "Adopt Valkey for sessions supersedes Adopt Memcached for sessions" in [i.text for i in graph.items]
+    assert replay.client.recall("sessions", datasets=[dataset_name], object_types=["lesson"]).items == []
+
+    # Reasoning again adds nothing (idempotent): reprocess reruns every stage of a complete capture.
+    before = edges(store, dataset_name)
+    again = replay.client.reprocess(new_id, dataset=dataset_name, wait=True)
+    assert again.status == "complete"
+    with store.unit_of_work() as uow:
+        assert uow.runs.stage_output(again.run_id, "reason")["inferred"] == 0
+    assert edges(store, dataset_name) == before
+
+
+def test_failed_link_is_partial_and_reprocess_resumes_there_with_the_callers_entities(replay, store, dataset_name):
+    other = {"title": "Kafka retention lesson", "content": "Retention was too short.", "type": "lesson"}
+    fix = {"title": "Consumer lag fix", "content": "Lag came from a slow Kafka consumer group.", "type": "fix",
+           "entities": [{"name": "Kafka", "type": "technology"}], "project": "pipeline"}
+    other_id, fix_id = object_id(dataset_name, **other), object_id(dataset_name, **fix)
+    path = replay.env["ENGRAM_LLM_MODEL"].split(":", 1)[1]
+    ENTRIES.extend([classify(other["title"], "lesson"),
+                    classify(fix["title"], "fix", entities=[{"name": "Zookeeper", "type": "technology"}])])
+    broken = {"contains": "slow Kafka consumer", "response_model": "LinkProposals", "response": "not json"}
+    write(path, [broken])
+    replay.client.capture(dataset=dataset_name, wait=True, **other)
+    status = replay.client.capture(dataset=dataset_name, wait=True, **fix)
+    assert status.status == "partial"
+    assert stage(status, "link").status == "failed" and "LinkProposals" in stage(status, "link").error
+    assert stage(status, "enrich").status == "completed" and stage(status, "reason").status == "completed"
+    with store.unit_of_work() as uow:
+        assert uow.capture.get(fix_id)["obj_type"] == "fix"  # admitted and kept
+    assert [e for e in edges(store, dataset_name) if e["source_id"] == fix_id] == []
+
+    write(path, [links("slow Kafka consumer", (fix_id, other_id, "causedBy", 0.9))])
+    resumed = replay.client.reprocess(fix_id, dataset=dataset_name, wait=True)
+    assert resumed.status == "complete", resumed
+    assert resumed.run_id == status.run_id
+    assert stage(resumed, "normalize").attempts == 1  # not redone
+    assert stage(resumed, "link").attempts == 2
+    assert stage(resumed, "enrich").attempts == 2 and stage(resumed, "reason").attempts == 2
+    mine = {(e["relationship"], e["target_id"]) for e in edges(store, dataset_name) if e["source_id"] == fix_id}
+    kafka = ids.entity_id(ids.dataset_id(ids.user_id("default"), dataset_name), "Kafka")
+    assert mine == {("mentions", kafka), ("caused_by", other_id)}  # the caller's Kafka, not the model's Zookeeper
+    with store.unit_of_work() as uow:
+        # Counted by enrich, before reason adds the inverse ledTo: mentions and causedBy.
+        assert uow.capture.get(fix_id)["connection_count"] == 2
+
+
+def test_forget_leaves_no_copy_of_a_captured_object(client, store, dataset_name):
+    done = client.capture("Forget me", dataset=dataset_name, content="Temporary note about Postgres.",
+                          entities=[{"name": "Postgres", "type": "technology"}], wait=True)
+    client.forget(dataset_name, data_item_id=done.object_id)
+    with store.unit_of_work() as uow:
+        assert uow.capture.get(done.object_id) is None
+        # The object's node and the entity only it mentioned are gone with it.
+        assert uow.conn.execute(text("SELECT count(*) FROM entities e JOIN datasets d ON d.id = e.dataset_id"
+                                     " WHERE d.name = :n"), {"n": dataset_name}).scalar() == 0
+        assert uow.conn.execute(text("SELECT count(*) FROM edges WHERE source_id = :o OR target_id = :o"),
+                                {"o": done.object_id}).scalar() == 0
+        assert uow.runs.get(done.run_id) is None
