@@ -1,0 +1,211 @@
+"""`engram mcp`: Engram's tools for MCP clients (official `mcp` SDK), over stdio or
+streamable HTTP bound to localhost.
+
+Every tool builds the task's own pydantic payload (so the same validation and the same clear
+errors apply), enqueues the Celery task and waits for it with a timeout. The user is never
+an argument: it is the server's configured user, or on HTTP the user the bearer token maps to.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from engram.models.payloads import (
+    CaptureRequest,
+    CaptureStatus,
+    FeedbackRequest,
+    ForgetRequest,
+    RecallRequest,
+    RememberRequest,
+    RunStatus,
+    SessionsRequest,
+    StatusRequest,
+)
+
+TOOLS = ("remember", "recall", "capture", "status", "forget", "feedback", "sessions")
+
+
+class Authority:
+    """Who is asking: one configured user per server instance, or a token → user map (HTTP)."""
+
+    def __init__(self, user: str | None = None, tokens: dict[str, str] | None = None):
+        if not user and not tokens:
+            raise ValueError("configure the MCP server's user (--user) or a token → user map (--tokens)")
+        self.user = user
+        self.tokens = dict(tokens or {})
+
+    @classmethod
+    def from_file(cls, path: Path) -> Authority:
+        try:
+            tokens = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"token map {path}: {exc}") from None
+        if not isinstance(tokens, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tokens.items()):
+            raise ValueError(f"token map {path} must be a JSON object of token → user name")
+        return cls(tokens=tokens)
+
+    def current_user(self) -> str:
+        if not self.tokens:
+            return self.user
+        from mcp.server.auth.middleware.auth_context import get_access_token
+
+        token = get_access_token()
+        if token is None:  # the SDK's bearer middleware refuses such requests before here
+            raise PermissionError("no bearer token")
+        return token.client_id
+
+
+class ToolFailed(Exception):
+    pass
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'payload'}: {e['msg']}" for e in exc.errors())
+
+
+class EngramTools:
+    """The tools' bodies (blocking: each runs on a worker thread of the server)."""
+
+    def __init__(self, authority: Authority, client, timeout: float):
+        self.authority = authority
+        self.client = client
+        self.timeout = timeout
+
+    def payload(self, model: type[BaseModel], **fields) -> dict:
+        fields = {k: v for k, v in fields.items() if v is not None}
+        fields["user"] = self.authority.current_user()
+        try:
+            model.model_validate(fields)  # the task validates again; a bad call never leaves this process
+        except ValidationError as exc:
+            raise ToolFailed(f"invalid arguments: {_describe(exc)}") from None
+        return fields
+
+    def call(self, task: str, payload: dict) -> dict:
+        from engram.tasks.client import EngramError
+
+        try:
+            return self.client.call(task, **payload)
+        except EngramError as exc:
+            raise ToolFailed(str(exc)) from None
+        except TimeoutError:
+            raise ToolFailed(f"{task} did not answer within {self.timeout:.0f}s (it may still finish)") from None
+
+    def wait_run(self, run_id: str) -> RunStatus:
+        from engram.tasks.client import RunHandle
+
+        try:
+            return RunHandle(self.client, uuid.UUID(run_id)).wait(timeout=self.timeout)
+        except TimeoutError as exc:
+            raise ToolFailed(str(exc)) from None
+
+    # ------------------------------------------------------------ tools
+
+    def remember(self, dataset: str, content: str | None = None, session_id: str | None = None,
+                 question: str | None = None, answer: str | None = None, context: str | None = None,
+                 wait: bool = True) -> dict:
+        payload = self.payload(RememberRequest, dataset=dataset, content=content, session_id=session_id,
+                               question=question, answer=answer, context=context, create_dataset=True)
+        out = self.call("engram.remember", payload)
+        if wait and out.get("status") == "accepted":
+            out["runs"] = [self.wait_run(r["run_id"]).model_dump(mode="json") for r in out["runs"]]
+        return out
+
+    def recall(self, question: str, datasets: list[str] | None = None, search_type: str | None = None,
+               top_k: int = 10, session_id: str | None = None, object_types: list[str] | None = None,
+               project: str | None = None, tags: list[str] | None = None) -> dict:
+        payload = self.payload(RecallRequest, question=question, datasets=datasets, search_type=search_type,
+                               top_k=top_k, session_id=session_id, object_types=object_types, project=project,
+                               tags=tags)
+        return self.call("engram.recall", payload)
+
+    def capture(self, dataset: str, title: str, content: str = "", type: str | None = None, project: str = "",
+                tags: list[str] | None = None, template: str | None = None,
+                template_fields: dict[str, str] | None = None, summary: str | None = None,
+                entities: list | str | None = None, properties: dict | str | None = None,
+                run_pipeline: bool = True, wait: bool = True) -> dict:
+        payload = self.payload(CaptureRequest, dataset=dataset, title=title, content=content, type=type,
+                               project=project, tags=tags, template=template, template_fields=template_fields,
+                               summary=summary, entities=entities, properties=properties,
+                               run_pipeline=run_pipeline, create_dataset=True, captured_by="mcp")
+        out = self.call("engram.capture", payload)
+        if wait and out.get("run_id"):
+            status = CaptureStatus.of(uuid.UUID(out["object_id"]), self.wait_run(out["run_id"]))
+            out |= {"status": status.status, "stages": [s.model_dump(mode="json") for s in status.stages]}
+        return out
+
+    def status(self, run_id: str | None = None, dataset: str | None = None, limit: int = 20) -> dict:
+        return self.call("engram.status", self.payload(StatusRequest, run_id=run_id, dataset=dataset, limit=limit))
+
+    def forget(self, dataset: str, data_item_id: str | None = None) -> dict:
+        return self.call("engram.forget", self.payload(ForgetRequest, dataset=dataset, data_item_id=data_item_id))
+
+    def feedback(self, entry_id: str, feedback: str, score: float | None = None) -> dict:
+        return self.call("engram.feedback", self.payload(FeedbackRequest, entry_id=entry_id, feedback=feedback,
+                                                         score=score))
+
+    def sessions(self, dataset: str, session_id: str | None = None) -> dict:
+        return self.call("engram.sessions", self.payload(SessionsRequest, dataset=dataset, session_id=session_id))
+
+
+DESCRIPTIONS = {
+    "remember": "Store text in a dataset and build its memory graph (or, with session_id and "
+                "question/answer, store a session turn). Waits for processing unless wait=false.",
+    "recall": "Ask memory a question. Optional: datasets, search_type, top_k, session_id; object_types, "
+              "project, tags search captured knowledge objects (search type CAPTURES).",
+    "capture": "Capture a typed knowledge object (decision, lesson, fix, session, research, source, "
+               "synthesis, idea) with optional template (session, fix, decision, lesson, research, idea) and "
+               "template_fields, summary (skips classification), entities [{name, type}] "
+               "(technology, project, pattern, concept) and properties. Returns complete or partial.",
+    "status": "Per-stage status of a run (run_id) or of a dataset's recent runs (dataset).",
+    "forget": "Forget a dataset, or one data item / captured object of it (data_item_id).",
+    "feedback": "Mark a session entry helpful or harmful (optional score 0..1).",
+    "sessions": "List a dataset's sessions (or one session) with their improve state.",
+}
+
+
+def build_server(tools: EngramTools, *, auth=None, token_verifier=None):
+    """The MCPServer with every tool; each body runs on a thread (Celery waits block)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    server = MCPServer("engram", instructions="Engram memory: remember, recall, capture knowledge objects.",
+                       auth=auth, token_verifier=token_verifier)
+
+    def expose(name: str, body: Callable[..., Any]) -> None:
+        async def tool(**kwargs):
+            try:
+                return await anyio.to_thread.run_sync(lambda: body(**kwargs))
+            except (ToolFailed, PermissionError) as exc:
+                raise ToolError(str(exc)) from None
+
+        import functools
+        import inspect
+
+        functools.update_wrapper(tool, body)
+        tool.__signature__ = inspect.signature(body)
+        server.add_tool(tool, name=name, description=DESCRIPTIONS[name], structured_output=False)
+
+    for name in TOOLS:
+        expose(name, getattr(tools, name))
+    return server
+
+
+def token_auth(tokens: dict[str, str], host: str, port: int):
+    """(AuthSettings, verifier): bearer tokens checked against the map; the token's user is its client id."""
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+
+    class MapVerifier:
+        async def verify_token(self, token: str) -> AccessToken | None:
+            user = tokens.get(token)
+            return AccessToken(token=token, client_id=user, scopes=[]) if user else None
+
+    url = f"http://{host}:{port}"
+    return AuthSettings(issuer_url=url, resource_server_url=f"{url}/mcp"), MapVerifier()

@@ -1,0 +1,60 @@
+"""`engram mcp` over stdio, driven by the official MCP SDK client against a real worker."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+
+import anyio
+import pytest
+
+from engram.cli.mcp_server import TOOLS
+from engram.tasks.client import EngramError
+
+
+def _text(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def test_an_mcp_client_lists_captures_recalls_and_gets_clear_errors(worker, dataset_name):
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    user = f"mcp-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in worker.env.items() if k.startswith(("ENGRAM_", "HF_", "LITELLM_")) or k in ("PATH", "HOME")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "engram.cli", "mcp", "--user", user], env=env)
+    seen: dict = {}
+
+    async def session():
+        async with Client(params, read_timeout_seconds=180) as client:
+            seen["tools"] = {t.name for t in (await client.list_tools()).tools}
+            seen["capture"] = await client.call_tool("capture", {
+                "dataset": dataset_name, "title": "Queue for background jobs", "template": "decision",
+                "template_fields": {"chosen": "Celery on Redis", "rationale": "already in the stack"},
+                "entities": [{"name": "Celery", "type": "technology"}], "tags": ["infra"],
+                # Not an argument: the server acts as its configured user whatever a caller says.
+                "user": "someone-else"})
+            seen["recall"] = await client.call_tool("recall", {
+                "question": "Which queue runs background jobs?", "datasets": [dataset_name],
+                "object_types": ["decision"], "tags": ["infra"]})
+            seen["bad"] = await client.call_tool("capture", {"dataset": dataset_name, "title": "Crash",
+                                                             "template": "fix", "template_fields": {}})
+            seen["bad_json"] = await client.call_tool("capture", {"dataset": dataset_name, "title": "x",
+                                                                  "content": "y", "properties": "{nope"})
+
+    anyio.run(session)
+    assert seen["tools"] == set(TOOLS)
+    assert not seen["capture"].is_error, _text(seen["capture"])
+    captured = json.loads(_text(seen["capture"]))
+    assert captured["status"] == "complete" and captured["type"] == "decision"
+    assert not seen["recall"].is_error, _text(seen["recall"])
+    [item] = json.loads(_text(seen["recall"]))["items"]
+    assert item["capture"]["id"] == captured["object_id"] and item["capture"]["type"] == "decision"
+    assert ("mentions", "Celery") in {(e["predicate"], e["other_name"]) for e in item["capture"]["edges"]}
+    assert seen["bad"].is_error and "template 'fix' requires symptom" in _text(seen["bad"])
+    assert seen["bad_json"].is_error and "properties is not valid JSON" in _text(seen["bad_json"])
+    # The dataset is the configured user's: nobody else named in arguments got it.
+    with pytest.raises(EngramError, match="does not exist for user 'someone-else'"):
+        worker.client.recall("queue", datasets=[dataset_name], user="someone-else")
+    assert worker.client.recall("queue", datasets=[dataset_name], user=user, object_types=["decision"]).items
