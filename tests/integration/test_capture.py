@@ -193,3 +193,24 @@ def test_forget_leaves_no_copy_of_a_captured_object(client, store, dataset_name)
         assert uow.conn.execute(text("SELECT count(*) FROM edges WHERE source_id = :o OR target_id = :o"),
                                 {"o": done.object_id}).scalar() == 0
         assert uow.runs.get(done.run_id) is None
+
+
+def test_readme_capture_examples_run_verbatim(worker, store):
+    import os
+    import subprocess
+    import sys
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    block = next(b for b in readme.split("```bash\n")[1:] if b.startswith("engram capture"))
+    lines = [line for line in block.split("```")[0].splitlines() if line.strip()]
+    assert len([line for line in lines if line.startswith("engram capture")]) == 6
+    env = dict(worker.env, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    for line in lines:
+        done = subprocess.run(line, shell=True, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (line, done.stdout, done.stderr)
+        if line.startswith("engram capture"):
+            assert ": complete admit:completed normalize:completed" in " ".join(done.stdout.split()), done.stdout
+    with store.unit_of_work() as uow:
+        types = uow.conn.execute(text("SELECT obj_type, count(*) FROM capture_objects o JOIN datasets d"
+                                      " ON d.id = o.dataset_id WHERE d.name = 'team-notes' GROUP BY 1")).all()
+    assert dict(types) == {t: 1 for t in ("session", "fix", "decision", "lesson", "research", "idea")}
