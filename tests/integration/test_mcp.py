@@ -58,3 +58,53 @@ def test_an_mcp_client_lists_captures_recalls_and_gets_clear_errors(worker, data
     with pytest.raises(EngramError, match="does not exist for user 'someone-else'"):
         worker.client.recall("queue", datasets=[dataset_name], user="someone-else")
     assert worker.client.recall("queue", datasets=[dataset_name], user=user, object_types=["decision"]).items
+
+
+def test_http_server_maps_bearer_tokens_to_users_and_refuses_others(worker, dataset_name, tmp_path):
+    import socket
+    import subprocess
+    import time
+
+    import httpx2
+    from mcp.client import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    user = f"mcp-http-{uuid.uuid4().hex[:8]}"
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"s3cret-token": user}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path / "mcp-http.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "engram.cli", "mcp", "--http", "--port", str(port),
+                             "--tokens", str(tokens)], env=worker.env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                refused = httpx2.post(url, json={}, headers={"Authorization": "Bearer wrong"})
+                break
+            except httpx2.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "mcp-http.log").read_text()
+                time.sleep(0.5)
+        assert refused.status_code == 401
+        assert httpx2.post(url, json={}).status_code == 401
+        seen = {}
+
+        async def session():
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}, timeout=180)
+            async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=180) as client:
+                seen["capture"] = await client.call_tool("capture", {
+                    "dataset": dataset_name, "title": "HTTP capture", "content": "Captured over HTTP.",
+                    "summary": "Over HTTP."})
+
+        anyio.run(session)
+        assert not seen["capture"].is_error, _text(seen["capture"])
+        assert json.loads(_text(seen["capture"]))["status"] == "complete"
+        assert worker.client.recall("HTTP", datasets=[dataset_name], user=user, object_types=["idea"]).items
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        log.close()
