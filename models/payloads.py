@@ -420,7 +420,7 @@ class CaptureRequest(Payload):
     dataset: str = Field(pattern=NAME)
     user: str = Field(default="default", pattern=NAME)
     title: str = Field(min_length=1, max_length=500)
-    content: str = Field(default="", max_length=1_000_000)
+    content: str = Field(default="", max_length=200_000)  # one object is one chunk (and one tsvector)
     type: str | None = Field(default=None, description="decision, lesson, fix, session, research, source, "
                                                            "synthesis or idea; none = classified")
     project: str = Field(default="", max_length=200)
