@@ -471,7 +471,7 @@ class CaptureStatus(BaseModel):
 
     object_id: uuid.UUID
     run_id: uuid.UUID | None = None
-    status: Literal["pending", "complete", "partial", "ingested"]
+    status: Literal["pending", "complete", "partial", "ingested", "forgotten"]
     stages: list[StageStatus] = Field(default_factory=list)
 
     @classmethod
@@ -480,6 +480,8 @@ class CaptureStatus(BaseModel):
             return cls(object_id=object_id, status="ingested")
         if not run.done:
             status = "pending"
+        elif run.status == "forgotten":
+            status = "forgotten"
         else:
             status = "partial" if any(s.status == "failed" for s in run.stages) else "complete"
         return cls(object_id=object_id, run_id=run.run_id, status=status, stages=run.stages)

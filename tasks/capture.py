@@ -35,7 +35,7 @@ def capture(self, req: CaptureRequest) -> dict:
     stages: list[str] = []
     run_id = None
     with Store().unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_dataset(req.dataset, req.user) is None:
+        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
             uow.access.create_dataset(req.user, req.dataset)
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         object_id, created = uow.capture.admit(dataset, draft, captured_by=req.captured_by or "task")

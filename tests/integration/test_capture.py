@@ -182,17 +182,32 @@ def test_failed_link_is_partial_and_reprocess_resumes_there_with_the_callers_ent
 
 
 def test_forget_leaves_no_copy_of_a_captured_object(client, store, dataset_name):
-    done = client.capture("Forget me", dataset=dataset_name, content="Temporary note about Postgres.",
-                          entities=[{"name": "Postgres", "type": "technology"}], wait=True)
+    from engram.tests.integration.test_forget import copies
+
+    kept = client.capture("Keep Quillbrook", dataset=dataset_name, content="Quillbrook stays on Postgres.",
+                          type="decision", entities=[{"name": "Postgres", "type": "technology"}], wait=True)
+    done = client.capture("Drop Vorpaline", dataset=dataset_name, content="Vorpaline notes about Glimmerdex.",
+                          type="decision", entities=[{"name": "Glimmerdex", "type": "technology"}],
+                          properties={"owner": "vorpaline-team"}, wait=True)
+    with store.unit_of_work() as uow:  # a link and an inference touching the dropped object
+        did = uow.access.find_dataset(dataset_name, "default")
+        uow.capture.upsert_edges(did, [{"id": uuid.uuid4(), "source_id": done.object_id, "target_id": kept.object_id,
+                                        "relationship": "contradicts", "edge_text": "Drop Vorpaline contradicts Keep",
+                                        "properties": {"predicate": "contradicts"}}],
+                                 [ids.chunk_id(ids.document_id(done.object_id), 0)], {})
+    assert client.reprocess(kept.object_id, dataset=dataset_name, wait=True).status == "complete"
+    assert {"capture_objects.title", "capture_requests.request", "entities.name", "edges.edge_text"} <= set(
+        copies(store, ("vorpaline", "glimmerdex")))
+
     client.forget(dataset_name, data_item_id=done.object_id)
+
+    assert copies(store, ("vorpaline", "glimmerdex")) == []
+    assert client.run_status(done.run_id).status == "forgotten"
     with store.unit_of_work() as uow:
         assert uow.capture.get(done.object_id) is None
-        # The object's node and the entity only it mentioned are gone with it.
-        assert uow.conn.execute(text("SELECT count(*) FROM entities e JOIN datasets d ON d.id = e.dataset_id"
-                                     " WHERE d.name = :n"), {"n": dataset_name}).scalar() == 0
-        assert uow.conn.execute(text("SELECT count(*) FROM edges WHERE source_id = :o OR target_id = :o"),
-                                {"o": done.object_id}).scalar() == 0
-        assert uow.runs.get(done.run_id) is None
+        kept_row = uow.capture.get(kept.object_id)
+        assert kept_row is not None and kept_row["stage"] == "reasoned"
+        assert uow.conn.execute(text("SELECT count(*) FROM entities WHERE id = :k"), {"k": kept.object_id}).scalar() == 1
 
 
 def test_readme_capture_examples_run_verbatim(worker, store):
