@@ -447,7 +447,7 @@ truth_centroids = Table(
     Column("members", Integer, nullable=False),
 )
 
-# ------------------------------------------------------------------ capture lane (migration 0005)
+# ------------------------------------------------------------------ capture lane (migration 0006)
 
 capture_objects = Table(
     "capture_objects",
