@@ -447,7 +447,7 @@ truth_centroids = Table(
     Column("members", Integer, nullable=False),
 )
 
-# ------------------------------------------------------------------ capture lane (migration 0006)
+# ------------------------------------------------------------------ capture lane (migration 0007)
 
 capture_objects = Table(
     "capture_objects",

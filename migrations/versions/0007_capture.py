@@ -3,15 +3,15 @@
 An object is also a data item (its text is a chunk, found by recall) and a graph node (an
 entities row with the same id); its relationships are ordinary edges.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
