@@ -19,6 +19,7 @@ TASK_MODULES = [
     "engram.tasks.graph_passes",
     "engram.tasks.sharing",
     "engram.tasks.capture",
+    "engram.tasks.agentic",
 ]
 
 
@@ -52,6 +53,11 @@ def _routes(s) -> dict:
         "engram.capture.link": {"queue": s.queue_llm},
         "engram.capture.enrich": {"queue": s.queue_maintenance},
         "engram.capture.reason": {"queue": s.queue_maintenance},
+        # Skill views, definitions and agent memory are short reads/writes; drafting a
+        # procedure is an LLM call.
+        "engram.skills.improve": {"queue": s.queue_llm},
+        "engram.skills.*": {"queue": s.queue_recall},
+        "engram.agent.*": {"queue": s.queue_recall},
     }
 
 

@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     improve_disabled_stages: str = Field(default="", description="comma-separated stage names")
     improve_opt_in_stages: str = Field(default="", description="comma-separated opt-in stages to enable")
     improve_sweep_seconds: float = Field(default=30.0, gt=0, description="period of the improve beat sweeps")
+    # Agentic completion (SPEC 8)
+    agent_max_iterations: int = Field(default=6, ge=1, le=50, description="tool-loop steps before a forced answer")
+    agent_max_tokens: int = Field(default=60_000, ge=1000, description="tokens one agentic recall may spend")
+    agent_max_seconds: float = Field(default=120.0, gt=0, description="wall time one agentic recall may take")
+    agent_tools: str = Field(default="", description="comma-separated 'module:function' host tools (allow-list)")
+    agent_skill_improvement: bool = Field(default=False, description="opt-in: engram.skills.improve drafts procedures")
     beat_lock_seconds: float = Field(default=30.0, gt=0, description="lease of the single-beat lock")
 
     @field_validator("state_dir")

@@ -19,6 +19,10 @@ db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_he
 services_app = typer.Typer(help="The embedded Postgres and Redis of the default set-up.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(services_app, name="services")
+
+from engram.cli.skills import skills_app  # noqa: E402  (typer/rich only)
+
+app.add_typer(skills_app, name="skills")
 console = Console()
 
 
@@ -250,13 +254,15 @@ def recall(
     session: str = typer.Option(None, "--session", "-s", help="session id: its entries are searched too"),
     as_of: str = typer.Option(None, "--as-of", help="facts valid at this time (ISO date/time, or a year)"),
     history: bool = typer.Option(False, "--history", help="include superseded facts, flagged"),
+    skill: list[str] = typer.Option(None, "--skill", help="AGENTIC_COMPLETION: repeatable; offer only these skills"),
+    tool: list[str] = typer.Option(None, "--tool", help="AGENTIC_COMPLETION: repeatable; offer only these tools"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Ask memory a question; prints ranked results with provenance."""
     prepare_services()
     from engram.tasks.client import EngramClient, EngramError
 
-    extra = {"session_id": session, "include_history": history or None,
+    extra = {"session_id": session, "include_history": history or None, "skills": skill or None, "tools": tool or None,
              "as_of": f"{as_of}-01-01T00:00:00Z" if as_of and as_of.isdigit() else as_of}
     try:
         result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k,

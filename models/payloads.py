@@ -249,6 +249,19 @@ class RecallRequest(Payload):
     def capture_filter(self) -> dict:
         return {"types": self.object_types, "project": self.project or None, "tags": self.tags}
 
+    # AGENTIC_COMPLETION only (SPEC 8): which of the dataset's skills and tools to offer.
+    skills: list[str] | None = Field(default=None, max_length=50)
+    tools: list[str] | None = Field(default=None, max_length=50)
+
+    @model_validator(mode="after")
+    def _agentic_only(self) -> RecallRequest:
+        agentic = self.search_type == "AGENTIC_COMPLETION"
+        if not agentic and (self.skills is not None or self.tools is not None):
+            raise ValueError("skills and tools go with search_type AGENTIC_COMPLETION only")
+        if agentic and len(self.datasets) != 1:
+            raise ValueError("AGENTIC_COMPLETION needs exactly one dataset in 'datasets'")
+        return self
+
     @field_validator("question")
     @classmethod
     def _not_blank(cls, value: str) -> str:
@@ -342,6 +355,7 @@ class RecallResult(BaseModel):
     datasets: list[str] = Field(default_factory=list, description="the datasets searched, all read-authorised")
     sources: list[str] = Field(default_factory=list, description="lanes that contributed: session, graph")
     fallback_from: str | None = Field(default=None, description="auto-routed type that came back empty")
+    agent: dict | None = Field(default=None, description="AGENTIC_COMPLETION: stop reason, steps, tools, skills")
 
 
 # ------------------------------------------------------------------ sessions and improve (SPEC 6)

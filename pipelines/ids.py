@@ -68,3 +68,12 @@ def edge_id(dataset: uuid.UUID, source: uuid.UUID, target: uuid.UUID, relationsh
 def interval_id(edge: uuid.UUID, chunk: uuid.UUID | None, ordinal: int = 0) -> uuid.UUID:
     """One validity interval of an edge: the ordinal-th statement of it in that chunk."""
     return uuid.uuid5(edge, f"Interval:{chunk}:{ordinal}")
+
+
+def skill_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
+    return uuid.uuid5(dataset, f"Skill:{name.strip()}")
+
+
+def skill_run_id(request_id: str, skill: str) -> uuid.UUID:
+    """One SkillRun per (recall delivery, skill): a redelivered recall records it once."""
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"SkillRun:{request_id}:{skill}")

@@ -80,7 +80,7 @@ class EngramClient:
         self.timeout = timeout
         self.local_reads = local_reads
 
-    def call(self, name: str, **kwargs) -> dict:
+    def call(self, name: str, /, **kwargs) -> dict:
         result = self.app.send_task(name, kwargs=kwargs)
         try:
             return result.get(timeout=self.timeout, propagate=True)

@@ -8,6 +8,8 @@ user may read; with a session_id and none readable, only the (empty) session lan
 
 from __future__ import annotations
 
+import uuid
+
 from engram.adapters.embed import get_embedder
 from engram.adapters.llm.errors import LLMError
 from engram.adapters.llm.gateway import gateway_from_settings
@@ -17,6 +19,7 @@ from engram.models.payloads import LessonProvenance, RecallRequest, RecallResult
 from engram.pipelines import ids
 from engram.pipelines.improve import truth
 from engram.pipelines.recall.context import Scope
+from engram.pipelines.recall.completion import render_context
 from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
@@ -34,10 +37,77 @@ def authorised_scope(uow: UnitOfWork, req: RecallRequest) -> Scope:
     return Scope(datasets=list(names), names=names, user_id=user_id, writable=writable)
 
 
+class _ContextOnly:
+    """A gateway port that never generates: lanes used as tools return their context."""
+
+    generates = False
+
+
+def context_items(question: str, dataset: str, user: str, top_k: int, search_type: str = "GRAPH_COMPLETION",
+                  embedder=None) -> list:
+    """Retrieved items (no generated answer) of one readable dataset."""
+    req = RecallRequest(question=question, datasets=[dataset], user=user, top_k=top_k, search_type=search_type)
+    with Store().unit_of_work() as uow:
+        scope = authorised_scope(uow, req)
+        ports = RecallPorts(search=uow.search, embedder=embedder or get_embedder(get_settings()),
+                            gateway=_ContextOnly())
+        return run_recall(req, scope, ports).items
+
+
+def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None) -> RecallResult:
+    """AGENTIC_COMPLETION: the bounded tool loop over one read-authorised dataset (SPEC 8)."""
+    from engram.adapters.llm import usage
+    from engram.celery_app import app
+    from engram.pipelines.agentic.completion import AgenticPorts, agentic_recall
+    from engram.pipelines.agentic.loop import Limits
+    from engram.pipelines.agentic.tools import PERMISSIONS
+    from engram.tasks.agentic import configured_tools
+
+    settings = get_settings()
+    embedder = embedder or get_embedder(settings)
+    [name] = req.datasets
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(name, req.user, "read")
+        grants = frozenset(p for p in PERMISSIONS if uow.access.has_permission(dataset, req.user, p))
+        skills, stored_tools = uow.agentic.skills(dataset), uow.agentic.tools(dataset)
+    registry, host_specs = configured_tools()
+    notes: list[str] = []
+
+    def search(query: str, search_type: str, top_k: int) -> str:
+        return render_context(context_items(query, name, req.user, top_k, search_type, embedder)) or "(nothing found)"
+
+    def remember(text: str) -> str:
+        notes.append(text)
+        return f"note queued for memory in dataset {name!r}"
+
+    with usage.usage_scope() as spent:
+        ports = AgenticPorts(
+            gateway=gateway or gateway_from_settings(settings), registry=registry, grants=grants,
+            memory=lambda q, k: context_items(q, name, req.user, k, "GRAPH_COMPLETION", embedder),
+            search=search, remember=remember, skills=skills, tools=[*stored_tools, *host_specs],
+            limits=Limits(settings.agent_max_iterations, settings.agent_max_tokens, settings.agent_max_seconds),
+            tokens_used=lambda: spent.prompt_tokens + spent.completion_tokens)
+        result, outcome = agentic_recall(req, name, ports)
+    if outcome is not None and outcome.skill_runs:
+        user_id = ids.user_id(req.user)
+        run_ids = []
+        with Store().unit_of_work() as uow:
+            for run in outcome.skill_runs:
+                run_id = ids.skill_run_id(request_id, run.skill) if request_id else uuid.uuid4()
+                run_ids.append(str(uow.agentic.add_run(dataset, user_id, run, run_id)))
+        result.agent["skill_run_ids"] = run_ids
+    for text in notes:  # after the recall's own reads: a note is new content for the dataset
+        app.send_task("engram.remember", kwargs={"dataset": name, "user": req.user,
+                                                 "items": [{"text": text, "name": "agent-note.txt"}]})
+    return result
+
+
 def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None,
                  exact_scan: bool = False) -> RecallResult:
     """Library form of engram.recall (the task calls this). `embedder` / `gateway` override the
     configured ones; `exact_scan` bypasses the vector indexes (benchmarks compare against it)."""
+    if req.search_type == "AGENTIC_COMPLETION":
+        return agentic_query(req, embedder=embedder, gateway=gateway, request_id=request_id)
     settings = get_settings()
     with Store().unit_of_work() as uow:
         scope = authorised_scope(uow, req)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from sqlalchemy import Connection, Engine
 
 from engram.adapters.store.access import AccessRepository
+from engram.adapters.store.agentic import AgenticRepository
 from engram.adapters.store.capture import CaptureRepository
 from engram.adapters.store.engine import get_engine
 from engram.adapters.store.forget import ForgetRepository
@@ -33,6 +34,7 @@ class UnitOfWork:
         self.forget = ForgetRepository(conn)
         self.learning = LearningRepository(conn)
         self.capture = CaptureRepository(conn)
+        self.agentic = AgenticRepository(conn)
 
 
 class Store:

@@ -1,0 +1,178 @@
+"""Skills, stored tools, skill runs and proposals, agent memory and traces (SPEC 8, 8b).
+
+Every task authorises the named dataset for the caller first (read for views and memory,
+write for anything that changes a skill, a tool, a run score or stores a trace); ids in the
+payload (run, proposal) are looked up inside that dataset only, so they grant nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+
+from engram.adapters.llm.gateway import gateway_from_settings
+from engram.adapters.store import Store
+from engram.models.agentic import (AgentMemoryRequest, AgentTraceRequest, SkillApplyRequest, SkillDefineRequest,
+                                   SkillFeedbackRequest, SkillImproveRequest, SkillListRequest, ToolDefineRequest,
+                                   refuse_import_paths)
+from engram.pipelines import ids
+from engram.pipelines.agentic.skills import Skill, SkillError, SkillRun, apply_proposal, improvement_candidates, render_runs
+from engram.pipelines.agentic.tools import ToolSpec, host_tools
+from engram.pipelines.errors import BadInput
+from engram.prompts.agentic import DraftedProcedure, skill_improvement_prompt
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+
+
+def import_handler(path: str):
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def configured_tools():
+    """(registry, host tool specs) from ENGRAM_AGENT_TOOLS; only these and the built-ins run."""
+    paths = [p.strip() for p in get_settings().agent_tools.split(",") if p.strip()]
+    return host_tools(paths, import_handler)
+
+
+@engram_task("engram.skills.define", payload=SkillDefineRequest)
+def define_skill(self, req: SkillDefineRequest) -> dict:
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        skill_id = uow.agentic.put_skill(dataset, Skill(req.name, req.description, req.procedure, tuple(req.tools)))
+        history = uow.agentic.skill_history(dataset, req.name)
+    return {"status": "stored", "skill_id": str(skill_id), "name": req.name, "earlier_procedures": len(history)}
+
+
+@engram_task("engram.skills.define_tool", payload=ToolDefineRequest)
+def define_tool(self, req: ToolDefineRequest) -> dict:
+    unknown = sorted(set(req.required) - set(req.arguments))
+    if unknown:
+        raise BadInput(f"required arguments {unknown} are not among the tool's arguments")
+    registry, _ = configured_tools()
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        uow.agentic.put_tool(dataset, ToolSpec(req.name, req.description, req.handler, req.arguments,
+                                               tuple(req.required), req.permission))
+    warning = refuse_import_paths(req.handler, {req.handler} if req.handler in registry else set())
+    return {"status": "stored", "name": req.name, "runnable": warning is None, "warning": warning}
+
+
+@engram_task("engram.skills.list", payload=SkillListRequest)
+def list_skills(self, req: SkillListRequest) -> dict:
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "read")
+        skills = [s for s in uow.agentic.skills(dataset) if req.skill in (None, s.name)]
+        return {
+            "dataset": req.dataset,
+            "skills": [{"name": s.name, "description": s.description, "procedure": s.procedure,
+                        "tools": list(s.tools), "earlier_procedures": uow.agentic.skill_history(dataset, s.name)}
+                       for s in skills],
+            "tools": [{"name": t.name, "description": t.description, "handler": t.handler,
+                       "permission": t.permission} for t in uow.agentic.tools(dataset)],
+            "runs": _jsonable(uow.agentic.runs(dataset, req.skill, req.limit)),
+            "proposals": _jsonable(p for p in uow.agentic.proposals(dataset, req.limit)
+                                   if req.skill in (None, p["skill"])),
+        }
+
+
+@engram_task("engram.skills.feedback", payload=SkillFeedbackRequest)
+def score_run(self, req: SkillFeedbackRequest) -> dict:
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        if not uow.agentic.score_run(dataset, req.run_id, req.score):
+            raise BadInput(f"skill run {req.run_id} does not exist in dataset {req.dataset!r}")
+    return {"status": "scored", "run_id": str(req.run_id), "score": req.score}
+
+
+@engram_task("engram.skills.improve", payload=SkillImproveRequest)
+def improve_skill(self, req: SkillImproveRequest) -> dict:
+    if not get_settings().agent_skill_improvement:
+        return {"status": "disabled", "reason": "skill improvement is opt-in: set ENGRAM_AGENT_SKILL_IMPROVEMENT=true"}
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        skill = _skill(uow, dataset, req.skill)
+        rows = uow.agentic.runs(dataset, req.skill, 200)
+    runs = improvement_candidates([_run(r) for r in rows])
+    if not runs:
+        return {"status": "nothing_to_improve", "reason": "no failed or low-scoring runs of this skill"}
+    gateway = gateway_from_settings(get_settings())
+    if not gateway.generates:
+        return {"status": "llm_required", "reason": "drafting a procedure needs an LLM (ENGRAM_LLM_MODEL)"}
+    draft = gateway.structured(skill_improvement_prompt(skill.name, skill.procedure, render_runs(runs)),
+                               DraftedProcedure, subject=f"skill:{skill.name}")
+    run_ids = [r.run_id for r in runs]
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        proposal_id = uow.agentic.add_proposal(dataset, skill, draft.proposed_procedure, draft.rationale,
+                                               draft.confidence, run_ids)
+    return {"status": "proposed", "proposal_id": str(proposal_id), "skill": skill.name,
+            "confidence": draft.confidence, "rationale": draft.rationale, "runs": [str(r) for r in run_ids]}
+
+
+@engram_task("engram.skills.apply", payload=SkillApplyRequest)
+def apply_skill_proposal(self, req: SkillApplyRequest) -> dict:
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        skill = _skill(uow, dataset, req.skill)
+        proposal = uow.agentic.proposal(dataset, req.proposal_id)
+        if proposal is None:
+            raise BadInput(f"proposal {req.proposal_id} does not exist in dataset {req.dataset!r}")
+        try:
+            improved = apply_proposal(skill, proposal)
+        except SkillError as exc:
+            raise BadInput(str(exc)) from None
+        uow.agentic.put_skill(dataset, improved)
+        uow.agentic.mark_applied(dataset, req.proposal_id, skill.name)
+        history = uow.agentic.skill_history(dataset, skill.name)
+    return {"status": "applied", "skill": skill.name, "proposal_id": str(req.proposal_id),
+            "earlier_procedures": len(history)}
+
+
+@engram_task("engram.agent.memory", payload=AgentMemoryRequest)
+def agent_memory(self, req: AgentMemoryRequest) -> dict:
+    """Bounded memory for a decorated producer function: graph facts plus its last traces."""
+    from engram.tasks.recall import context_items  # recall owns the lanes
+
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "read")
+        traces = uow.agentic.last_traces(dataset, ids.user_id(req.user), req.session_id, req.last_traces)
+    lines = []
+    if req.query.strip() and req.top_k:
+        lines += [f"- {item.text}" for item in context_items(req.query, req.dataset, req.user, req.top_k)]
+    for t in reversed(traces):
+        outcome = f"error: {t['error']}" if t["error"] else f"returned: {t['result']}"
+        lines.append(f"- earlier call {t['function']} with {t['inputs'][:500]} {outcome[:500]}")
+    return {"memory": "\n".join(lines), "facts": len(lines) - len(traces), "traces": len(traces)}
+
+
+@engram_task("engram.agent.trace", payload=AgentTraceRequest)
+def agent_trace(self, req: AgentTraceRequest) -> dict:
+    with Store().unit_of_work() as uow:
+        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        user_id = uow.access.ensure_user(req.user)
+        stored = uow.agentic.add_trace(req.trace_id, dataset, user_id, req.session_id, req.function,
+                                       req.inputs, req.result, req.error)
+    return {"status": "stored" if stored else "duplicate", "trace_id": str(req.trace_id)}
+
+
+def _skill(uow, dataset: uuid.UUID, name: str) -> Skill:
+    skill = next((s for s in uow.agentic.skills(dataset) if s.name == name), None)
+    if skill is None:
+        raise BadInput(f"skill {name!r} does not exist in this dataset")
+    return skill
+
+
+def _run(row: dict) -> SkillRun:
+    run = SkillRun(row["skill"], row["task"], row["result_summary"], row["tool_trace"], row["error"], row["score"],
+                   row["started_at"], row["finished_at"])
+    run.run_id = row["id"]  # type: ignore[attr-defined]
+    return run
+
+
+def _jsonable(rows) -> list[dict]:
+    out = []
+    for row in rows:
+        out.append({k: (str(v) if isinstance(v, uuid.UUID) else v.isoformat() if hasattr(v, "isoformat") else v)
+                    for k, v in row.items()})
+    return out

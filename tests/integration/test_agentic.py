@@ -1,0 +1,216 @@
+"""AGENTIC_COMPLETION end to end (SPEC 8, 8b): a real worker answering from a replay cassette,
+real Postgres. The documents are cognified by the shared offline worker; the agent worker
+(replay LLM, a host tool allow-listed) only recalls, so the cassette holds agent steps only.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from engram.pipelines.agentic.skills import SKILL_PAGE_CHARS
+from engram.tasks.client import EngramError
+
+HERE = Path(__file__).parent
+DOCS = {"acme.md": "Alice Moreau is the CEO of Acme Robotics. Acme Robotics makes the Seabird drone.",
+        "lyon.md": "Acme Robotics is based in Lyon."}
+LONG_SKILL = "".join(f"Step {i:05d}: check the ticket field number {i}.\n" for i in range(700))  # ~32,000 chars
+PAGES = -(-len(LONG_SKILL) // SKILL_PAGE_CHARS)
+
+
+def step(thought="", tool=None, args=None, final=None):
+    call = {"tool_name": tool, "arguments": args or {}} if tool else None
+    return {"contains": None, "response_model": "AgentStep",
+            "response": {"thought": thought, "tool_call": call, "final_answer": final}}
+
+
+def entry(contains, response, model="AgentStep"):
+    return {"contains": contains, "response_model": model, "response": response}
+
+
+def agent(contains, thought="", tool=None, args=None, final=None):
+    e = step(thought, tool, args, final)
+    e["contains"] = contains
+    return e
+
+
+# Most specific first: later steps' prompts hold the earlier steps' transcript.
+CASSETTE = [
+    # 1. tool then answer, opening a skill
+    agent("[2] result: # Skill support", final="Alice Moreau runs Acme Robotics."),
+    agent("[1] result: [1] (fact)", "open the skill", "load_skill", {"name": "support"}),
+    agent("# Task\nWho runs Acme Robotics?", "search first", "search_memory",
+          {"query": "Acme Robotics CEO", "search_type": "TRIPLET_COMPLETION"}),
+    # 2. a note without write grant / with it
+    agent("[1] result: ERROR: tool 'remember_note' needs 'write'", final="I could not store the note."),
+    agent("[1] result: note queued", final="Noted."),
+    agent("# Task\nRemember that the Seabird ships in May.", "store it", "remember_note",
+          {"text": "The Seabird drone ships in May."}),
+    # 3. a stored tool whose handler is an import path, then the allow-listed host tool
+    agent("[2] result: order 42", final="Order 42 has shipped."),
+    agent("[1] result: ERROR: tool 'shell' has no allow-listed handler", "try the order tool", "order_status",
+          {"order": "42"}),
+    agent("# Task\nWhere is order 42?", "run it", "shell", {"cmd": "touch /tmp/engram-pwned"}),
+    # 4. a long skill read in pages: each page's result asks for the next one
+    agent(f"[{PAGES}] result: # Skill longproc (page {PAGES} of {PAGES})", final="Checked all 700 fields."),
+    *[agent(f"[{n}] result: # Skill longproc (page {n} of {PAGES})", "next page", "load_skill",
+            {"name": "longproc", "page": n + 1}) for n in range(PAGES - 1, 0, -1)],
+    agent("# Task\nFollow the long procedure.", "open it", "load_skill", {"name": "longproc"}),
+    # skill improvement
+    entry("# Skill support", {"proposed_procedure": "1. search facts with TRIPLET_COMPLETION\n2. answer",
+                              "rationale": "the runs failed to search facts first", "confidence": 0.8},
+          "DraftedProcedure"),
+    entry("", "(unmatched)", "text"),
+]
+
+
+@pytest.fixture(scope="module")
+def kb(worker):
+    name = f"agentic-{uuid.uuid4().hex[:8]}"
+    statuses = worker.client.remember(dataset=name, items=[{"text": t, "name": n} for n, t in DOCS.items()],
+                                      background=False, timeout=300)
+    assert [s.status for s in statuses] == ["completed"] * len(DOCS)
+    worker.client.call("engram.skills.define", dataset=name, name="support", description="answer support questions",
+                       procedure="1. search memory\n2. answer", tools=["search_memory", "order_status", "remember_note"])
+    return name
+
+
+@pytest.fixture(scope="module")
+def agent_worker(spawn_worker, tmp_path_factory, kb):
+    cassette = tmp_path_factory.mktemp("agentic") / "cassette.json"
+    cassette.write_text(json.dumps({"version": 1, "entries": CASSETTE}))
+    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": str(HERE),
+                           "ENGRAM_AGENT_TOOLS": "agent_host_tools:order_status",
+                           "ENGRAM_AGENT_SKILL_IMPROVEMENT": "true"})
+    yield handle
+    handle.stop()
+
+
+def ask(handle, question, dataset, user="default", **kw):
+    return handle.client.call("engram.recall", question=question, datasets=[dataset], user=user,
+                              search_type="AGENTIC_COMPLETION", **kw)
+
+
+def grant(store, dataset_name, owner, grantee, permission):
+    with store.unit_of_work() as uow:
+        dataset = uow.access.authorise(dataset_name, owner, "read")
+        uow.access.grant(dataset, f"user:{uow.access.ensure_user(grantee)}", permission)
+
+
+def test_tool_then_answer_records_a_skill_run_that_feedback_scores(agent_worker, kb):
+    result = ask(agent_worker, "Who runs Acme Robotics?", kb)
+    answer = result["items"][0]
+    assert answer["kind"] == "answer" and answer["text"] == "Alice Moreau runs Acme Robotics."
+    assert result["agent"]["stop_reason"] == "final_answer" and result["agent"]["iterations"] == 3
+    assert "Alice Moreau" in result["agent"]["steps"][0]["result"]  # the search tool read the graph
+    [run_id] = result["agent"]["skill_run_ids"]
+    view = agent_worker.client.call("engram.skills.list", dataset=kb, skill="support")
+    [run] = [r for r in view["runs"] if r["id"] == run_id]
+    assert run["task"] == "Who runs Acme Robotics?" and run["score"] is None
+    assert [t["tool"] for t in run["tool_trace"]] == ["search_memory", "load_skill"]
+    agent_worker.client.call("engram.skills.feedback", dataset=kb, run_id=run_id, score=0.1)
+    view = agent_worker.client.call("engram.skills.list", dataset=kb, skill="support")
+    assert [r["score"] for r in view["runs"] if r["id"] == run_id] == [0.1]
+
+
+def test_improvement_proposal_then_apply_keeps_the_old_procedure(agent_worker, kb):
+    ask(agent_worker, "Who runs Acme Robotics?", kb)  # a run to learn from
+    runs = agent_worker.client.call("engram.skills.list", dataset=kb, skill="support")["runs"]
+    for r in runs:
+        agent_worker.client.call("engram.skills.feedback", dataset=kb, run_id=r["id"], score=0.2)
+    proposed = agent_worker.client.call("engram.skills.improve", dataset=kb, skill="support")
+    assert proposed["status"] == "proposed" and proposed["confidence"] == 0.8
+    with pytest.raises(EngramError, match="does not exist in this dataset"):
+        agent_worker.client.call("engram.skills.apply", dataset=kb, skill="nosuch", proposal_id=proposed["proposal_id"])
+    applied = agent_worker.client.call("engram.skills.apply", dataset=kb, skill="support",
+                                       proposal_id=proposed["proposal_id"])
+    assert applied["status"] == "applied"
+    [skill] = agent_worker.client.call("engram.skills.list", dataset=kb, skill="support")["skills"]
+    assert skill["procedure"].startswith("1. search facts with TRIPLET_COMPLETION")
+    assert skill["earlier_procedures"] == ["1. search memory\n2. answer"]
+    with pytest.raises(EngramError, match="is applied, not proposed"):
+        agent_worker.client.call("engram.skills.apply", dataset=kb, skill="support", proposal_id=proposed["proposal_id"])
+
+
+def test_a_read_only_grantee_gets_an_error_result_and_nothing_is_written(agent_worker, kb, store):
+    reader = f"reader-{uuid.uuid4().hex[:6]}"
+    grant(store, kb, "default", reader, "read")
+    result = ask(agent_worker, "Remember that the Seabird ships in May.", kb, user=reader)
+    assert result["agent"]["steps"][0]["result"].startswith("ERROR: tool 'remember_note' needs 'write'")
+    assert result["items"][0]["text"] == "I could not store the note."
+    # The owner may write: the note is queued as new content of the dataset.
+    owner = ask(agent_worker, "Remember that the Seabird ships in May.", kb)
+    assert owner["items"][0]["text"] == "Noted."
+
+
+def test_no_grant_means_no_recall_and_no_tool_reads_another_dataset(agent_worker, kb):
+    with pytest.raises(EngramError, match="does not exist for user|has no read grant"):
+        ask(agent_worker, "Who runs Acme Robotics?", kb, user=f"stranger-{uuid.uuid4().hex[:6]}")
+    with pytest.raises(EngramError, match="exactly one dataset"):
+        agent_worker.client.call("engram.recall", question="Who runs Acme Robotics?", datasets=[kb, "other"],
+                                 search_type="AGENTIC_COMPLETION")
+    with pytest.raises(EngramError, match="AGENTIC_COMPLETION only"):
+        agent_worker.client.call("engram.recall", question="x", datasets=[kb], skills=["support"])
+
+
+def test_a_handler_path_stored_in_data_is_refused_and_a_host_tool_runs(agent_worker, kb):
+    marker = Path("/tmp/engram-pwned")
+    marker.unlink(missing_ok=True)
+    stored = agent_worker.client.call("engram.skills.define_tool", dataset=kb, name="shell", description="a shell",
+                                      handler="os:system", arguments={"cmd": "a command"}, required=["cmd"])
+    assert stored["runnable"] is False and "do not allow-list" in stored["warning"]
+    result = ask(agent_worker, "Where is order 42?", kb, skills=[], tools=["shell", "order_status"])
+    steps = result["agent"]["steps"]
+    assert steps[0]["result"] == "ERROR: tool 'shell' has no allow-listed handler ('os:system' is refused)"
+    assert steps[1]["result"] == f"order 42 of default in {kb}: shipped"
+    assert result["items"][0]["text"] == "Order 42 has shipped." and not marker.exists()
+
+
+def test_a_thirty_thousand_character_skill_is_read_in_pages(agent_worker, kb):
+    agent_worker.client.call("engram.skills.define", dataset=kb, name="longproc", description="a long one",
+                             procedure=LONG_SKILL, tools=[])
+    result = ask(agent_worker, "Follow the long procedure.", kb, skills=["longproc"])
+    pages = [s["result"] for s in result["agent"]["steps"] if s.get("tool") == "load_skill"]
+    assert len(pages) == PAGES and "Step 00000" in pages[0] and "Step 00699" in pages[-1]
+    assert not any("[truncated]" in p for p in pages)
+    assert result["items"][0]["text"] == "Checked all 700 fields."
+
+
+def test_agent_memory_and_traces_for_a_decorated_producer_function(agent_worker, kb, store):
+    from engram.tasks.agent_memory import agent_memory, memory_prompt
+
+    session = f"agent-{uuid.uuid4().hex[:6]}"
+
+    @agent_memory(agent_worker.app, dataset=kb, session_id=session, timeout=60)
+    def answer(question):
+        return memory_prompt(question)
+
+    first = answer("Who is the CEO of Acme Robotics?")
+    assert first.startswith("Additional Memory Context:\n") and "Alice Moreau" in first
+    assert first.endswith("Original Input:\nWho is the CEO of Acme Robotics?")
+    # The trace is enqueued; the next call's memory shows it once it is stored.
+    trace_rows = _wait_for_traces(store, session, 1)
+    second = answer("And where is it based?")
+    assert "earlier call" in second and "Who is the CEO of Acme Robotics?" in second
+    assert len(_wait_for_traces(store, session, 2)) == 2 and len(trace_rows) == 1
+    # A redelivered trace message stores nothing new.
+    again = agent_worker.client.call("engram.agent.trace", trace_id=str(trace_rows[0]), dataset=kb,
+                                     session_id=session, function="answer", inputs="x", result="y")
+    assert again["status"] == "duplicate"
+
+
+def _wait_for_traces(store, session, count, timeout=60.0):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        with store.unit_of_work() as uow:
+            rows = [r[0] for r in uow.conn.execute(text(
+                "SELECT id FROM agent_traces WHERE session_id = :s ORDER BY created_at"), {"s": session})]
+        if len(rows) >= count or time.monotonic() > deadline:
+            return rows
+        time.sleep(0.2)
