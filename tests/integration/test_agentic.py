@@ -20,6 +20,7 @@ DOCS = {"acme.md": "Alice Moreau is the CEO of Acme Robotics. Acme Robotics make
         "lyon.md": "Acme Robotics is based in Lyon."}
 LONG_SKILL = "".join(f"Step {i:05d}: check the ticket field number {i}.\n" for i in range(700))  # ~32,000 chars
 PAGES = -(-len(LONG_SKILL) // SKILL_PAGE_CHARS)
+BOB, BOBS = f"bob-{uuid.uuid4().hex[:6]}", f"vault-{uuid.uuid4().hex[:6]}"
 
 
 def step(thought="", tool=None, args=None, final=None):
@@ -60,6 +61,13 @@ CASSETTE = [
     *[agent(f"[{n}] result: # Skill longproc (page {n} of {PAGES})", "next page", "load_skill",
             {"name": "longproc", "page": n + 1}) for n in range(PAGES - 1, 0, -1)],
     agent("# Task\nFollow the long procedure.", "open it", "load_skill", {"name": "longproc"}),
+    # 5. probing another user's dataset through every built-in tool
+    agent("[3] result: [1] (passage", final="Nothing about launch codes here."),
+    agent("[2] result: ERROR: tool 'load_skill' failed", "plain search", "search_memory",
+          {"query": "secret launch code", "search_type": "CHUNKS"}),
+    agent("[1] result: ERROR: tool 'search_memory' takes arguments", "their skill", "load_skill", {"name": "secret"}),
+    agent("# Task\nWhat is Bob's launch code?", "look in bob's dataset", "search_memory",
+          {"query": "launch code", "dataset": BOBS}),
     # skill improvement
     entry("# Skill support", {"proposed_procedure": "1. search facts with TRIPLET_COMPLETION\n2. answer",
                               "rationale": "the runs failed to search facts first", "confidence": 0.8},
@@ -214,3 +222,19 @@ def _wait_for_traces(store, session, count, timeout=60.0):
         if len(rows) >= count or time.monotonic() > deadline:
             return rows
         time.sleep(0.2)
+
+
+def test_no_built_in_tool_reads_a_dataset_the_caller_has_no_grant_on(agent_worker, worker, kb):
+    worker.client.remember(dataset=BOBS, user=BOB, create_dataset=True, background=False, timeout=300,
+                           items=[{"text": "Bob's secret launch code is 7731.", "name": "vault.md"}])
+    worker.client.call("engram.skills.define", dataset=BOBS, user=BOB, name="secret",
+                       description="bob only", procedure="BOB SECRET PROCEDURE", tools=[])
+    result = ask(agent_worker, "What is Bob's launch code?", kb, skills=[])
+    steps = result["agent"]["steps"]
+    assert "unknown ['dataset']" in steps[0]["result"]
+    assert steps[1]["result"].startswith("ERROR: tool 'load_skill' failed: no skill named 'secret'")
+    assert not any("7731" in str(s) or "BOB SECRET" in str(s) for s in steps)
+    assert not any("7731" in i["text"] for i in result["items"])
+    # Naming Bob's dataset directly is refused before any tool runs.
+    with pytest.raises(EngramError, match="does not exist for user|has no read grant"):
+        ask(agent_worker, "What is Bob's launch code?", BOBS)
