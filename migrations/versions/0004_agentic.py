@@ -1,14 +1,14 @@
 """Agentic completion: skills and their procedure history, stored tool specs, skill runs, skill
 improvement proposals, and agent traces from decorated producer functions.
 
-Revision ID: 0099
+Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0099"
+revision = "0004"
 down_revision = "0003"
 branch_labels = None
 depends_on = None
