@@ -1,15 +1,15 @@
 """Agentic completion: skills and their procedure history, stored tool specs, skill runs, skill
 improvement proposals, and agent traces from decorated producer functions.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
