@@ -169,9 +169,12 @@ def test_auto_routed_type_that_finds_nothing_falls_back_but_a_pinned_one_stays_e
     assert (pinned.search_type, pinned.items, pinned.fallback_from) == ("TEMPORAL", [], None)
 
 
-def test_agentic_completion_is_an_explicit_error_and_an_unknown_type_is_invalid(client, corpus):
-    with pytest.raises(EngramError, match="AGENTIC_COMPLETION is not available"):
-        _recall(client, corpus, "plan my week", "AGENTIC_COMPLETION")
+def test_agentic_completion_offline_returns_memory_and_an_unknown_type_is_invalid(client, corpus):
+    result = _recall(client, corpus, "plan my week", "AGENTIC_COMPLETION")
+    assert result.search_type == "AGENTIC_COMPLETION" and not result.generated
+    assert result.note.startswith("AGENTIC_COMPLETION needs an LLM") and result.items
+    with pytest.raises(EngramError, match="exactly one dataset"):
+        _recall(client, corpus, "plan my week", "AGENTIC_COMPLETION", datasets=[])
     with pytest.raises(EngramError, match="invalid payload.*unknown search type"):
         _recall(client, corpus, "anything", "CHUNKZ")
 
