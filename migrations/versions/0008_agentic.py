@@ -1,15 +1,15 @@
 """Agentic completion: skills and their procedure history, stored tool specs, skill runs, skill
 improvement proposals, and agent traces from decorated producer functions.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-01
 """
 
 from alembic import op
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
