@@ -16,6 +16,7 @@ TASK_MODULES = [
     "engram.tasks.sessions",
     "engram.tasks.improve",
     "engram.tasks.improve_sweeps",
+    "engram.tasks.improve_distill",
     "engram.tasks.graph_passes",
     "engram.tasks.sharing",
     "engram.tasks.capture",
@@ -46,6 +47,9 @@ def _routes(s) -> dict:
         # keep a burst of requests from starving the holder's next stage (and its lease).
         "engram.improve": {"queue": s.queue_ingest},
         "engram.improve.start": {"queue": s.queue_ingest},
+        # Distillation lanes are LLM calls: the llm queue (its own thread pool in production).
+        "engram.improve.distill.curate": {"queue": s.queue_llm},
+        "engram.improve.distill.write": {"queue": s.queue_llm},
         "engram.improve.*": {"queue": s.queue_maintenance},
         "engram.capture": {"queue": s.queue_ingest},
         "engram.capture.reprocess": {"queue": s.queue_ingest},

@@ -358,7 +358,7 @@ def sessions(
 ) -> None:
     """Sessions of a dataset: entries, pending work, last improve, claim holders, last run."""
     prepare_services()
-    from engram.cli.sessions import render_sessions
+    from engram.cli.sessions import render_learning, render_sessions
     from engram.tasks.client import EngramClient, EngramError
 
     try:
@@ -369,6 +369,7 @@ def sessions(
         console.print_json(json.dumps(view))
         return
     render_sessions(console, view)
+    render_learning(console, view)
 
 
 @app.command()

@@ -48,3 +48,16 @@ def render_sessions(console: Console, view: dict) -> None:
             _holder(s["session_claim"]), f"{last['status']} ({last['trigger']})" if last else "",
         )
     console.print(table)
+
+
+def render_learning(console: Console, view: dict) -> None:
+    """Lessons each session published and the writer's rejected decisions, with their reasons."""
+    for s in view["sessions"]:
+        if not s.get("lessons") and not s.get("decisions"):
+            continue
+        console.print(f"session [bold]{s['session_id']}[/bold]: distillation watermark {s['distill_watermark_seq']}")
+        table = Table("decision", "statement", "entries")
+        for x in s["decisions"]:
+            verdict = "accepted" if x["accepted"] else f"rejected: {x['reason']}" if not x["error"] else "call failed"
+            table.add_row(verdict, x["statement"] or x["working_statement"], str(len(x["entry_ids"])))
+        console.print(table)

@@ -196,7 +196,7 @@ def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
 
     claims = Claims(get_redis())
     claim = _claim_of(claim_row, s.lock_lease_seconds)
-    status, reason, error, counts = "completed", None, None, {}
+    status, reason, error, counts, deferred = "completed", None, None, {}, None
     with usage.usage_scope() as used:
         try:
             if not claims.renew(claim):
@@ -204,6 +204,8 @@ def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
             _renewed(claim_row["id"])
             with keep_alive(claims, claim, on_renew=lambda: _renewed(claim_row["id"])):
                 counts = BODIES[name].run(ctx) or {}
+            if hasattr(counts, "task"):  # the stage goes on as a canvas; its last task finishes it
+                deferred = counts
         except FencedOut as exc:
             status, reason, error = "fenced_out", "claim_lost", str(exc)
         except Exception as exc:
@@ -214,6 +216,12 @@ def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
                 raise task.retry(exc=exc, countdown=backoff_seconds(retries))
             log.warning("improve stage %s of run %s failed\n%s", name, run_id, traceback.format_exc())
             status, error = "failed", f"{type(exc).__name__}: {exc}"
+    if deferred is not None and status == "completed":
+        from engram.celery_app import app
+
+        with store.unit_of_work() as uow:
+            uow.improve.finish_stage(run_id, name, "running", usage=used.as_dict())
+        raise task.replace(app.signature(deferred.task, kwargs=deferred.kwargs))
     with store.unit_of_work() as uow:
         uow.improve.finish_stage(run_id, name, status, reason=reason, error=error, counts=counts, usage=used.as_dict())
         if status == "fenced_out":

@@ -18,7 +18,8 @@ from engram.pipelines.cognify import pipeline
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.pipelines.improve import registry
-from engram.pipelines.improve.stages import feedback, qa, triplets
+from engram.pipelines.improve.distill import MIN_CONFIDENCE
+from engram.pipelines.improve.stages import distillation, feedback, global_context, preferences, qa, triplets, truth_stage
 from engram.settings import Settings, get_settings
 
 
@@ -60,6 +61,19 @@ class _Fenced:
         return self._cm.__exit__(*exc)
 
 
+def _enabled(name: str, s: Settings) -> bool:
+    return registry.enabled(registry.BY_NAME[name], s.improve_disabled, s.improve_opt_in)
+
+
+def _generates(s: Settings) -> bool:
+    from engram.adapters.llm.gateway import gateway_from_settings
+
+    try:
+        return gateway_from_settings(s).generates
+    except Exception:
+        return False
+
+
 def triplets_enabled(s: Settings) -> bool:
     return registry.enabled(registry.BY_NAME["triplet_enrichment"], s.improve_disabled, s.improve_opt_in)
 
@@ -74,9 +88,16 @@ def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str]) -> dict:
         out["sessions"][sid] = {
             "from": r["watermark_seq"] if r else 0, "upto": r["max_seq"] if r else 0,
             "new_entries": r["pending_entries"] if r else 0, "feedback": r["pending_feedback"] if r else 0}
-    if triplets_enabled(get_settings()):
+    s = get_settings()
+    if triplets_enabled(s):
         out["triplets"] = len(uow.improve.changed_edges(dataset_id, limit=1000))
-    out["pending"] = out["triplets"] > 0 or any(v["new_entries"] or v["feedback"] for v in out["sessions"].values())
+    if _enabled("distill_sessions", s) and session_ids and _generates(s):
+        # Usable entries a failed distillation left above its own watermark are work too.
+        for sid, n in uow.learning.gated_pending(dataset_id, session_ids, MIN_CONFIDENCE).items():
+            out["sessions"][sid]["distill"] = n
+    out["truth"] = _enabled("build_truth_subspace", s) and bool(uow.learning.truth_due([dataset_id]))
+    out["pending"] = out["triplets"] > 0 or out["truth"] or any(
+        v["new_entries"] or v["feedback"] or v.get("distill") for v in out["sessions"].values())
     return out
 
 
@@ -200,6 +221,108 @@ class TripletEnrichment:
         return {"triplets": len(edges)}
 
 
+class EngineContext:
+    """The stage-engine context (run, dataset, sessions, snapshot, settings, ports) over this
+    module's StageContext, so engine-shaped stage modules run here unchanged."""
+
+    def __init__(self, run: dict, settings: Settings, scopes: list[str], fence: int):
+        self.run, self.settings = run, settings
+        self.ports = _Ports(settings, scopes, fence)
+
+    run_id = property(lambda self: self.run["id"])
+    dataset_id = property(lambda self: self.run["dataset_id"])
+    session_ids = property(lambda self: list(self.run["session_ids"]))
+    snapshot = property(lambda self: self.run["snapshot"] or {})
+
+
+class _Ports:
+    def __init__(self, settings: Settings, scopes: list[str], fence: int):
+        self.settings, self.scopes, self.fence = settings, scopes, fence
+
+    def llm(self):
+        from engram.adapters.llm.gateway import gateway_from_settings
+
+        return gateway_from_settings(self.settings)
+
+    def embedder(self):
+        return get_embedder(self.settings)
+
+    def read(self):
+        return Store().unit_of_work()
+
+    def write(self):
+        return _Fenced(self.scopes, self.fence)
+
+    def cognify(self, run_id: uuid.UUID, stages: list[str]) -> None:
+        cognify_inline(run_id, stages)
+
+    def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
+        """(item id, cognify run id, stages still to run); an unchanged known document has none."""
+        item_id, created = uow.graph.add_item(self._dataset, item.digest,
+                                              item.text, name=item.name, mime=item.mime, source=source,
+                                              node_sets=node_sets)
+        previous = None if created else uow.runs.latest_for_item(item_id)
+        if previous is not None:
+            if previous["status"] == "failed":
+                return item_id, previous["id"], uow.runs.reopen(previous["id"])
+            return item_id, previous["id"], []
+        run_id = uuid.uuid4()
+        stages = pipeline.stages_for({})
+        uow.runs.create(run_id, "cognify", stages, self._dataset, item_id,
+                        params={"options": {}, "doc_type": item.doc_type, "name": item.name})
+        uow.runs.finish_stage(run_id, "add", "completed", output={"data_item_id": str(item_id), "duplicate": False})
+        return item_id, run_id, stages[1:]
+
+
+def deferred_context(run_id: uuid.UUID) -> EngineContext:
+    from engram.adapters.store.improve import fence_scopes
+
+    with Store().unit_of_work() as uow:
+        run = uow.improve.run(run_id)
+    ctx = EngineContext(run, get_settings(), fence_scopes(run["dataset_id"], run["session_ids"]), run["fence"])
+    ctx.ports._dataset = run["dataset_id"]
+    return ctx
+
+
+def finish_deferred(run_id: uuid.UUID, stage: str, status: str, reason, error, counts: dict, used: dict) -> dict:
+    """The end of a stage that went on as a canvas (the improve chain continues after this)."""
+    with Store().unit_of_work() as uow:
+        uow.improve.finish_stage(run_id, stage, status, reason=reason, error=error, counts=counts, usage=used)
+        if status == "fenced_out":
+            run = uow.improve.run(run_id)
+            uow.improve.finish_run(run_id, "lost", error=error)
+            uow.improve.close_claim(run["claim_id"], "lost", note=error)
+    return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason, "error": error}
+
+
+class Shaped:
+    """An engine-shaped stage module (gate/load/compute/persist over ctx.ports) as a body."""
+
+    def __init__(self, module):
+        self.m = module
+
+    def _ctx(self, ctx: StageContext) -> EngineContext:
+        e = EngineContext(ctx.run, ctx.settings, ctx.scopes, ctx.fence)
+        e.ports._dataset = ctx.dataset_id
+        return e
+
+    def gate(self, uow, ctx: StageContext):
+        gate = getattr(self.m, "gate", None)
+        return gate(uow, self._ctx(ctx)) if gate else None
+
+    def run(self, ctx: StageContext):
+        e = self._ctx(ctx)
+        inputs = None
+        if getattr(self.m, "load", None):
+            with Store().unit_of_work() as uow:
+                inputs = self.m.load(uow, e)
+        result = self.m.compute(inputs, e)
+        if getattr(self.m, "persist", None) and not hasattr(result, "task"):
+            with e.ports.write() as uow:
+                return self.m.persist(uow, e, inputs, result)
+        return result
+
+
 class NotAvailable:
     def gate(self, uow, ctx):
         return ("not_available", "stage body not available in this version")
@@ -211,7 +334,11 @@ class NotAvailable:
 BODIES: dict[str, Any] = {
     "feedback_weights": FeedbackWeights(),
     "persist_session_qa": PersistSessionQA(),
+    "distill_sessions": Shaped(distillation),
+    "update_user_preferences": Shaped(preferences),
+    "build_truth_subspace": Shaped(truth_stage),
     "triplet_enrichment": TripletEnrichment(),
+    "global_context_index": Shaped(global_context),
 }
 for _spec in registry.STAGES:
     BODIES.setdefault(_spec.name, NotAvailable())

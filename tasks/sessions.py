@@ -124,9 +124,29 @@ def sessions(self, req: SessionsRequest) -> dict:
                 "rerun_requested": r["rerun_requested_at"] is not None, "declined_reason": r["declined_reason"],
                 "session_claim": holders.get(claim_keys.session_key(dataset, r["session_id"])),
                 "runs": [_run_summary(uow, run) for run in runs],
+                **_learning(uow, dataset, r["session_id"]),
             })
     return {"dataset": req.dataset, "dataset_id": str(dataset),
             "dataset_claim": holders.get(claim_keys.dataset_key(dataset)), "sessions": out}
+
+
+def _learning(uow, dataset, session_id: str) -> dict:
+    """What distillation made of the session: its watermark, published lessons and every
+    writer decision (rejected ones with their reason)."""
+    marks = uow.learning.distill_watermarks(dataset, [session_id])
+    lessons = uow.learning.lessons_of(dataset, session_id)
+    decisions = uow.learning.decisions_of(dataset, session_id)
+    return {
+        "distill_watermark_seq": marks[session_id],
+        "lessons": [{"lesson_id": str(x["id"]), "statement": x["statement"], "why_learned": x["why_learned"],
+                     "entry_ids": list(x["member_entry_ids"]), "data_item_id": str(x["data_item_id"])
+                     if x["data_item_id"] else None, "created_at": _iso(x["created_at"])} for x in lessons],
+        "decisions": [{"working_statement": x["working_statement"], "accepted": x["accepted"], "reason": x["reason"],
+                       "statement": x["statement"], "entry_ids": list(x["member_entry_ids"]), "error": x["error"],
+                       "lesson_id": str(x["lesson_id"]) if x["lesson_id"] else None,
+                       "run_id": str(x["improve_run_id"]) if x["improve_run_id"] else None,
+                       "created_at": _iso(x["created_at"])} for x in decisions],
+    }
 
 
 def _iso(value) -> str | None:

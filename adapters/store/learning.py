@@ -134,17 +134,46 @@ class LearningRepository:
 
     # ------------------------------------------------------------ user preferences
 
-    def add_preferences(self, rows: Sequence[dict]) -> int:
-        added = 0
+    def add_preferences(self, rows: Sequence[dict]) -> list[dict]:
+        """Insert once per id; the rows that were new."""
+        added = []
         for r in rows:
-            added += self.conn.execute(insert(user_preferences).values(**r).on_conflict_do_nothing()
-                                       .returning(user_preferences.c.id)).first() is not None
+            if self.conn.execute(insert(user_preferences).values(**r).on_conflict_do_nothing()
+                                 .returning(user_preferences.c.id)).first() is not None:
+                added.append(r)
         return added
+
+    def user_names(self, user_ids) -> dict[uuid.UUID, str]:
+        rows = self.conn.execute(text("SELECT id, name FROM users WHERE id = ANY(:ids)"), {"ids": list(user_ids)})
+        return {r[0]: r[1] for r in rows}
 
     def preferences_of(self, dataset_id: uuid.UUID, user_id: uuid.UUID) -> list[str]:
         c = user_preferences.c
         return list(self.conn.execute(select(c.statement).where(c.dataset_id == dataset_id, c.user_id == user_id)
                                       .order_by(c.created_at, c.id)).scalars().all())
+
+    # ------------------------------------------------------------ global context
+
+    def overview(self, dataset_id: uuid.UUID, top: int) -> tuple[list[dict], list[dict]]:
+        """The most connected entities (by fact edges) and the facts among their neighbourhood."""
+        entities = [dict(r) for r in self.conn.execute(text(
+            "SELECT e.id, e.display_name AS name, e.description, t.name AS type, count(*) AS degree"
+            " FROM entities e JOIN edges g ON (g.source_id = e.id OR g.target_id = e.id)"
+            " AND g.relationship NOT IN ('contains', 'contradicts') AND NOT g.superseded"
+            " LEFT JOIN entity_types t ON t.id = e.type_id"
+            " WHERE e.dataset_id = :d GROUP BY e.id, e.display_name, e.description, t.name"
+            " ORDER BY count(*) DESC, e.display_name LIMIT :k"), {"d": dataset_id, "k": top}).mappings()]
+        facts = [dict(r) for r in self.conn.execute(text(
+            "SELECT s.display_name AS source, g.relationship, t.display_name AS target FROM edges g"
+            " JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
+            " WHERE g.dataset_id = :d AND g.source_id = ANY(:ids) AND g.relationship NOT IN ('contains', 'contradicts')"
+            " AND NOT g.superseded ORDER BY 1, 2, 3"), {"d": dataset_id, "ids": [e["id"] for e in entities]}).mappings()]
+        return entities, facts
+
+    def overview_documents(self, dataset_id: uuid.UUID) -> list[dict]:
+        return [dict(r) for r in self.conn.execute(text(
+            "SELECT id, content FROM data_items WHERE dataset_id = :d AND 'global_context' = ANY(node_sets)"
+            " ORDER BY created_at DESC"), {"d": dataset_id}).mappings()]
 
     # ------------------------------------------------------------ truth basis
 

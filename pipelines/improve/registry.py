@@ -29,11 +29,11 @@ STAGES: tuple[StageSpec, ...] = (
     StageSpec("persist_session_qa", fatal=True),
     StageSpec("persist_agent_traces", available=False),
     StageSpec("extract_agent_context", available=False),
-    StageSpec("distill_sessions", available=False),
-    StageSpec("update_user_preferences", opt_in=True, available=False),
-    StageSpec("build_truth_subspace", needs_sessions=False, opt_in=True, available=False),
+    StageSpec("distill_sessions"),
+    StageSpec("update_user_preferences", opt_in=True),
+    StageSpec("build_truth_subspace", needs_sessions=False, opt_in=True),
     StageSpec("triplet_enrichment", needs_sessions=False, opt_in=True),
-    StageSpec("global_context_index", needs_sessions=False, opt_in=True, available=False),
+    StageSpec("global_context_index", needs_sessions=False, opt_in=True),
 )
 
 BY_NAME = {s.name: s for s in STAGES}

@@ -33,14 +33,15 @@ def test_gate_order_disabled_then_no_session_ids_then_not_available():
     assert _decide("distill_sessions", disabled=["distill_sessions"], session_ids=[]) == Decision(
         "skipped", "disabled_by_config")
     assert _decide("distill_sessions", session_ids=[]) == Decision("skipped", "no_session_ids")
-    assert _decide("distill_sessions").status == "not_available"
+    assert _decide("persist_agent_traces").status == "not_available"
+    assert _decide("distill_sessions") is None  # built: its own gate decides next
     assert _decide("feedback_weights") is None  # its own gate decides next
 
 
 def test_opt_in_stages_are_off_until_enabled_and_dataset_stages_need_no_sessions():
     assert _decide("triplet_enrichment") == Decision("skipped", "disabled_by_config")
     assert _decide("triplet_enrichment", opt_in=["triplet_enrichment"], session_ids=[]) is None
-    assert _decide("build_truth_subspace", opt_in=["build_truth_subspace"], session_ids=[]).status == "not_available"
+    assert _decide("build_truth_subspace", opt_in=["build_truth_subspace"], session_ids=[]) is None
 
 
 def test_the_fatal_stage_cannot_be_disabled():

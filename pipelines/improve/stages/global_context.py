@@ -35,3 +35,35 @@ def render(dataset_name: str, entities: Sequence[Mapping], facts: Sequence[Mappi
 
 def item_name(dataset_name: str) -> str:
     return f"dataset-overview-{dataset_name}.md"
+
+
+# ------------------------------------------------------------------ the stage
+
+
+def _render(uow, ctx) -> str:
+    entities, facts = uow.learning.overview(ctx.dataset_id, TOP_ENTITIES)
+    return render(uow.access.dataset_name(ctx.dataset_id), entities, facts)
+
+
+def gate(uow, ctx):
+    current = uow.learning.overview_documents(ctx.dataset_id)
+    if current and current[0]["content"] == _render(uow, ctx):
+        return ("already_completed", "the overview matches the graph")
+    return None
+
+
+def compute(_inputs, ctx) -> dict:
+    """Replace the overview document (node set global_context) and cognify the new one here."""
+    from engram.models.payloads import RememberItem
+    from engram.pipelines.cognify.ingest import prepare
+
+    with ctx.ports.write() as uow:
+        text = _render(uow, ctx)
+        name = item_name(uow.access.dataset_name(ctx.dataset_id))
+        old = [r["id"] for r in uow.learning.overview_documents(ctx.dataset_id) if r["content"] != text]
+        removed = uow.graph.forget_items(old) if old else {"items": 0}
+        item = prepare(RememberItem(text=text, name=name), ctx.settings.max_content_bytes, 0)
+        started = ctx.ports.add_document(uow, item, source="global_context_index", node_sets=[NODE_SET])
+    if started[2]:
+        ctx.ports.cognify(started[1], started[2])
+    return {"replaced": removed["items"], "characters": len(text)}

@@ -63,3 +63,44 @@ def render(user_name: str, statement: str) -> str:
 
 def node_sets(user_name: str) -> list[str]:
     return [NODE_SET, f"{NODE_SET}:{user_name}"]
+
+
+# ------------------------------------------------------------------ the stage
+
+
+def load(uow, ctx) -> dict[str, list[dict]]:
+    """The run's window of each session (the entries persist_session_qa took in)."""
+    out = {}
+    for sid in ctx.session_ids:
+        w = ctx.snapshot.get("sessions", {}).get(sid, {})
+        entries = uow.sessions.window(ctx.dataset_id, sid, w.get("from", 0), w.get("upto", 0))
+        if entries:
+            out[sid] = entries
+    return out
+
+
+def gate(uow, ctx):
+    return None if load(uow, ctx) else ("skipped", "no_new_entries")
+
+
+def compute(windows: dict[str, list[dict]], ctx) -> dict:
+    """Store new preference statements, each published once as a document, cognified here."""
+    from engram.models.payloads import RememberItem
+    from engram.pipelines.cognify.ingest import prepare
+
+    found = [row for sid, entries in windows.items() for row in extract(ctx.dataset_id, sid, entries)]
+    to_cognify = []
+    with ctx.ports.write() as uow:
+        names = uow.learning.user_names({r["user_id"] for r in found})
+        added = uow.learning.add_preferences(found)
+        for row in added:
+            name = names.get(row["user_id"], str(row["user_id"]))
+            item = prepare(RememberItem(text=render(name, row["statement"]), name=f"preference-{row['id']}.md"),
+                           ctx.settings.max_content_bytes, 0)
+            started = ctx.ports.add_document(uow, item, source=f"session:{row['session_id']}#{row['entry_id']}",
+                                             node_sets=node_sets(name))
+            if started[2]:
+                to_cognify.append(started[1:])
+    for run_id, stages in to_cognify:
+        ctx.ports.cognify(run_id, stages)
+    return {"statements": len(found), "new": len(added), "documents": len(to_cognify)}

@@ -1,0 +1,148 @@
+"""distill_sessions as a Celery canvas (SPEC 6.4). The stage's compute defers to curate_all:
+
+    curate_all → chord(group(curate lane × ≤5), fan_out)
+    fan_out    → chord(group(write lane × ≤5), publish)   (or publish at once: no proposals)
+
+Each hop replaces its task, so the improve chain's later stages follow `publish`. Batches and
+proposals are dealt round-robin to at most 5 lanes that make their calls one after another:
+one distillation never has more than 5 LLM calls in flight. Lanes never raise (a failed call
+is a result), so the chord always reaches publish, which records the stage's end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+import uuid
+
+from celery import chord, group
+
+from engram.adapters.claims import Claims
+from engram.adapters.embed import get_embedder
+from engram.adapters.llm import usage
+from engram.adapters.llm.gateway import gateway_from_settings
+from engram.adapters.redis_client import get_redis
+from engram.adapters.store import Store
+from engram.adapters.store.improve import FencedOut
+from engram.pipelines.improve import distill as d
+from engram.pipelines.improve.stages import distillation
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+
+log = logging.getLogger("engram.improve.distill")
+STAGE = "distill_sessions"
+
+
+def _sig(name: str, **kwargs):
+    from engram.celery_app import app
+
+    return app.signature(f"engram.improve.distill.{name}", kwargs=kwargs)
+
+
+def _renew(run_id: str) -> None:
+    """Keep the run's claim alive while its lanes work (the stage task itself has ended)."""
+    from engram.tasks.improve import _claim_of
+
+    with contextlib.suppress(Exception):
+        with Store().unit_of_work() as uow:
+            row = uow.improve.claim(uow.improve.run(uuid.UUID(run_id))["claim_id"])
+        Claims(get_redis()).renew(_claim_of(row, get_settings().lock_lease_seconds))
+
+
+@engram_task("engram.improve.distill.curate_all", acks_late=True)
+def curate_all(self, run_id: str, batches: list[dict], sessions: dict):
+    lanes = [_sig("curate", run_id=run_id, batches=lane) for lane in d.lanes(batches)]
+    raise self.replace(chord(group(lanes), _sig("fan_out", run_id=run_id, sessions=sessions)))
+
+
+@engram_task("engram.improve.distill.curate", acks_late=True)
+def curate(self, run_id: str, batches: list[dict]) -> dict:
+    _renew(run_id)
+    with usage.usage_scope() as used:
+        try:
+            structured = gateway_from_settings(get_settings()).structured
+        except Exception as exc:  # e.g. a missing cassette: every call of the lane failed
+            structured = _raiser(exc)
+        out = d.curate_lane(batches, structured, time.time)
+    return dict(out, usage=used.as_dict())
+
+
+def _raiser(exc: Exception):
+    def fail(*_args, **_kwargs):
+        raise exc
+
+    return fail
+
+
+@engram_task("engram.improve.distill.fan_out", acks_late=True)
+def fan_out(self, results: list[dict], run_id: str, sessions: dict):
+    proposals = d.merge_lanes(results, sessions)
+    stats = {"calls": [c for r in results for c in r["calls"]], "usage": _sum([r["usage"] for r in results])}
+    if not proposals:
+        return publish([], run_id=run_id, sessions=sessions, stats=stats)
+    lanes = [_sig("write", run_id=run_id, proposals=lane) for lane in d.lanes(proposals)]
+    raise self.replace(chord(group(lanes), _sig("publish", run_id=run_id, sessions=sessions, stats=stats)))
+
+
+@engram_task("engram.improve.distill.write", acks_late=True)
+def write(self, run_id: str, proposals: list[dict]) -> dict:
+    """Writer lane: member entries, ≤5 similar lessons, ≤20 glossary names, then the call."""
+    _renew(run_id)
+    settings = get_settings()
+    with usage.usage_scope() as used:
+        try:
+            structured = gateway_from_settings(settings).structured
+        except Exception as exc:
+            structured = _raiser(exc)
+        embedder, store = get_embedder(settings), Store()
+
+        def inputs(proposal):
+            vector = embedder.embed([proposal.working_statement])[0]
+            with store.unit_of_work() as uow:
+                dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
+                entries = {str(e["id"]): e for e in uow.learning.entries(dataset, proposal.member_entry_ids)}
+                return (entries, uow.learning.similar_lessons(dataset, vector, d.SIMILAR_LESSONS),
+                        uow.learning.glossary(dataset, vector, d.GLOSSARY_NAMES))
+
+        out = d.write_lane(proposals, structured, inputs, time.time)
+    return dict(out, usage=used.as_dict())
+
+
+def _sum(usages: list[dict]) -> dict:
+    total: dict = {}
+    for u in usages:
+        for k, v in (u or {}).items():
+            total[k] = total.get(k, 0) + v
+    return total
+
+
+@engram_task("engram.improve.distill.publish", acks_late=True)
+def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict) -> dict:
+    from engram.tasks.cognify import start_runs
+    from engram.tasks.improve_stages import deferred_context, finish_deferred
+
+    run_uuid = uuid.UUID(run_id)
+    calls = stats["calls"] + [c for r in results for c in r["calls"]]
+    used = _sum([stats["usage"]] + [r["usage"] for r in results])
+    counts = {"calls": len(calls), "max_in_flight": d.max_in_flight(calls)}
+    try:
+        ctx = deferred_context(run_uuid)
+        by_session = d.decisions_by_session(results, sessions)
+        per_session, to_start = distillation.publish(ctx, sessions, by_session,
+                                                     get_embedder(ctx.settings).embed)
+    except FencedOut as exc:
+        return finish_deferred(run_uuid, STAGE, "fenced_out", "claim_lost", str(exc), counts, used)
+    except Exception as exc:
+        log.exception("publishing the lessons of run %s failed", run_id)
+        return finish_deferred(run_uuid, STAGE, "failed", None, f"{type(exc).__name__}: {exc}", counts, used)
+    start_runs(to_start)  # the normal cognify chain, enqueued after commit
+    outcome = d.overall(c["outcome"] for c in per_session.values())
+    counts.update(outcome=outcome, sessions=per_session,
+                  **{k: sum(c[k] for c in per_session.values()) for k in ("gated", "proposals", "accepted", "published")})
+    if outcome == d.CALLS_FAILED:
+        error = "; ".join(f"session {sid}: {c['curator_failures']} curator and {c['writer_failures']} writer calls"
+                          " failed, its watermark kept" for sid, c in per_session.items() if c["outcome"] == d.CALLS_FAILED)
+        return finish_deferred(run_uuid, STAGE, "failed", d.CALLS_FAILED, f"{d.CALLS_FAILED}: {error}", counts, used)
+    return finish_deferred(run_uuid, STAGE, "completed", None if outcome == d.COMPLETED else outcome, None,
+                           counts, used)
