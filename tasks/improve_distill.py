@@ -77,35 +77,33 @@ def _raiser(exc: Exception):
 
 @engram_task("engram.improve.distill.fan_out", acks_late=True)
 def fan_out(self, results: list[dict], run_id: str, sessions: dict):
+    """Merge the curator lanes; look up every proposal's writer inputs here (one embedding
+    batch, store reads), so writer lanes only call the LLM."""
     proposals = d.merge_lanes(results, sessions)
     stats = {"calls": [c for r in results for c in r["calls"]], "usage": _sum([r["usage"] for r in results])}
     if not proposals:
         return publish([], run_id=run_id, sessions=sessions, stats=stats)
-    lanes = [_sig("write", run_id=run_id, proposals=lane) for lane in d.lanes(proposals)]
+    settings = get_settings()
+    with Store().unit_of_work() as uow:
+        dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
+        items = d.writer_inputs(proposals, get_embedder(settings).embed,
+                                lambda v, k: uow.learning.similar_lessons(dataset, v, k),
+                                lambda v, k: uow.learning.glossary(dataset, v, k),
+                                lambda ids: uow.learning.entries(dataset, ids))
+    lanes = [_sig("write", run_id=run_id, proposals=lane) for lane in d.lanes(items)]
     raise self.replace(chord(group(lanes), _sig("publish", run_id=run_id, sessions=sessions, stats=stats)))
 
 
 @engram_task("engram.improve.distill.write", acks_late=True)
 def write(self, run_id: str, proposals: list[dict]) -> dict:
-    """Writer lane: member entries, ≤5 similar lessons, ≤20 glossary names, then the call."""
+    """Writer lane: one call per proposal, with the inputs fan_out looked up."""
     _renew(run_id)
-    settings = get_settings()
     with usage.usage_scope() as used:
         try:
-            structured = gateway_from_settings(settings).structured
+            structured = gateway_from_settings(get_settings()).structured
         except Exception as exc:
             structured = _raiser(exc)
-        embedder, store = get_embedder(settings), Store()
-
-        def inputs(proposal):
-            vector = embedder.embed([proposal.working_statement])[0]
-            with store.unit_of_work() as uow:
-                dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
-                entries = {str(e["id"]): e for e in uow.learning.entries(dataset, proposal.member_entry_ids)}
-                return (entries, uow.learning.similar_lessons(dataset, vector, d.SIMILAR_LESSONS),
-                        uow.learning.glossary(dataset, vector, d.GLOSSARY_NAMES))
-
-        out = d.write_lane(proposals, structured, inputs, time.time)
+        out = d.write_lane(proposals, structured, time.time)
     return dict(out, usage=used.as_dict())
 
 

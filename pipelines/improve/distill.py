@@ -286,11 +286,11 @@ def distill(ports: DistillPorts, structured: Callable, dataset_id: uuid.UUID, se
     proposals = merge_lanes([curated], sessions)
     by_id = {str(e["id"]): e for e in gated}
 
-    def inputs(p: ProposedLesson):
+    def inputs(_item, p: ProposedLesson):
         return (by_id, ports.similar_lessons(dataset_id, p.working_statement, SIMILAR_LESSONS),
                 ports.glossary(dataset_id, p.working_statement, GLOSSARY_NAMES))
 
-    decisions = decisions_by_session([write_lane(proposals, structured, inputs, clock)], sessions)[session_id]
+    decisions = decisions_by_session([write_lane(proposals, structured, clock, inputs)], sessions)[session_id]
     published = ports.publish(dataset_id, publications(dataset_id, session_id, decisions), decisions, session_id)
     result = outcome(len(proposals), decisions, sessions[session_id]["curator_failures"])
     if result != CALLS_FAILED:
@@ -366,14 +366,35 @@ def merge_lanes(results: Sequence[Mapping], sessions: dict) -> list[dict]:
     return proposals
 
 
-def write_lane(proposals: Sequence[Mapping], structured: Callable, inputs: Callable, clock: Callable[[], float]) -> dict:
-    """One writer lane. inputs(proposal) → (entries by id, similar statements, glossary names).
-    Never raises: a failed call (or failed lookup) is a decision without an answer."""
+def writer_inputs(items: Sequence[dict], embed: Callable, similar: Callable, glossary: Callable,
+                  entries: Callable) -> list[dict]:
+    """Each proposal with what its writer sees: member entries, ≤5 similar lessons and ≤20
+    glossary names (looked up by the working statement's vector; one embedding batch)."""
+    vectors = embed([i["proposal"]["working_statement"] for i in items]) if items else []
+    found = {str(e["id"]): e for e in entries({m for i in items for m in i["proposal"]["member_entry_ids"]})}
+    out = []
+    for item, vector in zip(items, vectors):
+        members = [found[m] for m in item["proposal"]["member_entry_ids"] if m in found]
+        out.append(dict(item, members=[{k: (str(v) if k == "id" else v) for k, v in e.items()
+                                        if k in ("id", "seq", "question", "answer")} for e in members],
+                        similar=similar(vector, SIMILAR_LESSONS), glossary=glossary(vector, GLOSSARY_NAMES)))
+    return out
+
+
+def _given(item: Mapping, proposal: ProposedLesson):
+    return {str(e["id"]): e for e in item.get("members", [])}, item.get("similar", []), item.get("glossary", [])
+
+
+def write_lane(proposals: Sequence[Mapping], structured: Callable, clock: Callable[[], float],
+               inputs: Callable = _given) -> dict:
+    """One writer lane over proposals carrying their inputs (see writer_inputs); `inputs(item,
+    proposal)` → (entries by id, similar, glossary). Never raises: a failed call is a decision
+    without an answer."""
     out, calls = [], []
     for p in proposals:
         proposal = ProposedLesson.model_validate(p["proposal"])
         try:
-            entries, similar, names = inputs(proposal)
+            entries, similar, names = inputs(p, proposal)
             messages = writer_messages(proposal, entries, similar, names)
             decision = Decision(proposal, _timed(calls, clock, structured, messages, WrittenLesson))
         except Exception as exc:

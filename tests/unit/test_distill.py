@@ -202,3 +202,24 @@ def test_admission_needs_accept_and_a_statement():
 def test_curator_answer_model_rejects_malformed_output(bad):
     with pytest.raises(ValueError):
         ProposedLessonList.model_validate(bad)
+
+
+def test_lanes_deal_round_robin_to_at_most_five():
+    assert d.lanes(list(range(12))) == [[0, 5, 10], [1, 6, 11], [2, 7], [3, 8], [4, 9]]
+    assert d.lanes([1, 2]) == [[1], [2]] and d.lanes([]) == []
+
+
+def test_max_in_flight_counts_overlapping_calls():
+    assert d.max_in_flight([[0, 1], [0.5, 2], [1, 3], [2.5, 4]]) == 2
+    assert d.max_in_flight([[0, 10]] + [[i, i + 0.5] for i in range(5)]) == 2
+    assert d.max_in_flight([]) == 0
+
+
+def test_writer_inputs_resolve_members_and_look_up_by_vector():
+    window = [entry(1, "q1", "a1"), entry(2, "q2")]
+    items = [{"session_id": "s", "proposal": {"working_statement": "w", "member_entry_ids": [str(window[1]["id"])]}}]
+    seen = []
+    out = d.writer_inputs(items, lambda texts: [[1.0] for _ in texts], lambda v, k: seen.append(k) or ["old"],
+                          lambda v, k: seen.append(k) or ["Alice"], lambda ids: [e for e in window if str(e["id"]) in ids])
+    assert out[0]["members"] == [{"id": str(window[1]["id"]), "seq": 2, "question": "q2", "answer": ""}]
+    assert (out[0]["similar"], out[0]["glossary"], seen) == (["old"], ["Alice"], [d.SIMILAR_LESSONS, d.GLOSSARY_NAMES])
