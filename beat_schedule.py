@@ -24,6 +24,8 @@ def _improve_entries(settings) -> dict:
         "improve-quiet-sessions": "engram.improve.sweep_quiet_sessions",
         "improve-rerun-requests": "engram.improve.sweep_reruns",
         "improve-expired-claims": "engram.improve.sweep_claims",
+        # Truth bases of datasets whose lessons changed (a no-op unless build_truth_subspace is on).
+        "improve-truth-subspace": "engram.improve.sweep_truth",
     }
     return {
         name: {"task": task, "schedule": every, "options": {"expires": every, "queue": settings.queue_maintenance}}

@@ -262,7 +262,7 @@ def finish(self, req: RunRequest) -> dict:
         failed = [f"{r['stage']}: {r['error']}" for r in stages if r["status"] == "failed"]
         uow.improve.finish_run(req.run_id, status, error="; ".join(failed) or None)
         claim_row = uow.improve.claim(run["claim_id"])
-        more = pending_work(uow, run["dataset_id"], list(run["session_ids"]))["pending"] or any(
+        more = pending_work(uow, run["dataset_id"], list(run["session_ids"]), retries=False)["pending"] or any(
             r["rerun_requested_at"] is not None for r in uow.improve.sessions(run["dataset_id"], run["session_ids"])
         ) or (uow.improve.dataset_state(run["dataset_id"]) or {}).get("rerun_requested_at") is not None
     out = {"run_id": str(req.run_id), "status": status, "pass": run["pass"]}

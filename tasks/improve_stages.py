@@ -78,7 +78,7 @@ def triplets_enabled(s: Settings) -> bool:
     return registry.enabled(registry.BY_NAME["triplet_enrichment"], s.improve_disabled, s.improve_opt_in)
 
 
-def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str]) -> dict:
+def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], retries: bool = True) -> dict:
     """The probe: per session the seq window above the watermark and unapplied feedback;
     changed edges when triplet enrichment is on. Nothing → the run is a no_op."""
     out: dict[str, Any] = {"sessions": {}, "triplets": 0}
@@ -96,8 +96,10 @@ def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str]) -> dict:
         for sid, n in uow.learning.gated_pending(dataset_id, session_ids, MIN_CONFIDENCE).items():
             out["sessions"][sid]["distill"] = n
     out["truth"] = _enabled("build_truth_subspace", s) and bool(uow.learning.truth_due([dataset_id]))
+    # retries=False (a holder re-checking for new work): a distillation that just failed is not
+    # retried at once in the same claim; the next improve of the session retries it.
     out["pending"] = out["triplets"] > 0 or out["truth"] or any(
-        v["new_entries"] or v["feedback"] or v.get("distill") for v in out["sessions"].values())
+        v["new_entries"] or v["feedback"] or (retries and v.get("distill")) for v in out["sessions"].values())
     return out
 
 

@@ -83,3 +83,21 @@ def sweep_claims(self) -> dict:
         log.warning("improve sweep: %d abandoned claims", len(swept))
         kick_reruns()
     return {"abandoned": swept}
+
+
+@engram_task("engram.improve.sweep_truth")
+def sweep_truth(self) -> dict:
+    """Per dataset whose lessons changed (or with chunks the live basis has not stamped), an
+    improve run of the dataset alone: build_truth_subspace runs under the dataset's claim.
+    Debounced by the data: nothing changed → nothing started. Off unless the stage is opted in."""
+    from engram.celery_app import app
+    from engram.pipelines.improve import registry
+
+    s = get_settings()
+    if not registry.enabled(registry.BY_NAME["build_truth_subspace"], s.improve_disabled, s.improve_opt_in):
+        return {"started": [], "reason": "build_truth_subspace is not enabled"}
+    with Store().unit_of_work() as uow:
+        due = uow.learning.truth_due()
+    for dataset in due:
+        app.send_task("engram.improve.start", kwargs={"dataset_id": str(dataset), "session_ids": [], "trigger": "beat"})
+    return {"started": [str(d) for d in due]}

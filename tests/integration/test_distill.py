@@ -60,7 +60,7 @@ def _improve(fleet, store, dataset: str, session: str) -> dict:
     assert started.status == "started", started
     wait_until(lambda: len(runs(store, dataset, session)) > before and settled(store, dataset),
                what=f"improve of {dataset}/{session}")
-    run = runs(store, dataset, session)[-1]
+    run = runs(store, dataset, session)[before]  # the first pass (later ones may follow for new work)
     return stages(store, run["id"])["distill_sessions"] | {"run_status": run["status"]}
 
 
@@ -171,3 +171,26 @@ def test_offline_default_records_llm_required_and_the_run_completes(client, stor
     run = runs(store, name, "o")[-1]
     row = stages(store, run["id"])["distill_sessions"]
     assert (row["status"], row["reason"], run["status"]) == ("skipped", "llm_required", "completed")
+
+
+def test_beat_truth_sweep_builds_per_dataset_only_when_lessons_changed(fleet, store, dataset_name):
+    entry = _turn(fleet, dataset_name, "t", "Which region do we deploy to? REGIONQ", "eu-west-1, always.")
+    fleet.cassette.add(_curator("REGIONQ", ("WS-REGION deploy to eu-west-1", [entry])),
+                       _writer("WS-REGION", accept=True, statement="Deploys go to the eu-west-1 region.",
+                               why_learned="the user said always"))
+    _improve(fleet, store, dataset_name, "t")
+    ds = dataset_id(store, dataset_name)
+    wait_until(lambda: not scalar(store, "SELECT count(*) FROM pipeline_runs WHERE dataset_id = :d"
+                                  " AND status <> 'completed'", d=ds), what="lesson cognified")
+    # The lesson's own chunks arrived after the run's truth build: the sweep's work.
+    swept = fleet.app.send_task("engram.improve.sweep_truth").get(timeout=60)
+    assert str(ds) in swept["started"]
+    wait_until(lambda: any(r["trigger"] == "beat" for r in runs(store, dataset_name)) and settled(store, dataset_name),
+               what="beat truth run")
+    beat_run = [r for r in runs(store, dataset_name) if r["trigger"] == "beat"][-1]
+    assert stages(store, beat_run["id"])["build_truth_subspace"]["status"] == "completed"
+    basis = rows(store, "SELECT epoch, signature FROM truth_bases WHERE dataset_id = :d", d=ds)[0]
+    assert scalar(store, "SELECT count(*) FROM chunks WHERE dataset_id = :d AND (truth_epoch IS DISTINCT FROM :e"
+                  " OR truth_signature IS DISTINCT FROM :s)", d=ds, e=basis["epoch"], s=basis["signature"]) == 0
+    again = fleet.app.send_task("engram.improve.sweep_truth").get(timeout=60)
+    assert str(ds) not in again["started"]  # nothing changed: nothing to build
