@@ -194,3 +194,21 @@ def test_beat_truth_sweep_builds_per_dataset_only_when_lessons_changed(fleet, st
                   " OR truth_signature IS DISTINCT FROM :s)", d=ds, e=basis["epoch"], s=basis["signature"]) == 0
     again = fleet.app.send_task("engram.improve.sweep_truth").get(timeout=60)
     assert str(ds) not in again["started"]  # nothing changed: nothing to build
+
+
+def test_forgetting_a_lesson_document_leaves_no_copy_of_the_lesson(fleet, store, dataset_name):
+    from engram.tests.integration.test_forget import copies
+
+    entry = _turn(fleet, dataset_name, "x", "Which tool formats code? FORMATQ", "We use the formatter.")
+    fleet.cassette.add(_curator("FORMATQ", ("WS-FORMAT code formatting tool", [entry])),
+                       _writer("WS-FORMAT", accept=True, statement="Code is formatted with Xylocarpia before review.",
+                               why_learned="the user named it"))
+    _improve(fleet, store, dataset_name, "x")
+    ds = dataset_id(store, dataset_name)
+    item = scalar(store, "SELECT data_item_id FROM lessons WHERE dataset_id = :d", d=ds)
+    wait_until(lambda: scalar(store, "SELECT status FROM pipeline_runs WHERE data_item_id = :i", i=item)
+               == "completed", what="lesson cognified")
+    assert {"lessons.statement", "lesson_decisions.statement", "data_items.content"} <= set(copies(store, ("xylocarpia",)))
+    fleet.client.forget(dataset_name, data_item_id=item)
+    assert copies(store, ("xylocarpia",)) == []
+    assert fleet.client.sessions(dataset_name, session_id="x")["sessions"][0]["lessons"] == []
