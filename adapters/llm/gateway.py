@@ -70,7 +70,21 @@ class LLMGateway:
         return self._call(messages, None, None).text
 
 
+_gateways: dict[tuple, LLMGateway] = {}
+
+
 def gateway_from_settings(settings) -> LLMGateway:
+    """One gateway per process and configuration: a task reuses it (a replay cassette is parsed
+    once, not per task; the provider re-reads it when the file changes)."""
+    import os
+
     from engram.adapters.llm.ratelimit import limiter_from_settings
 
-    return LLMGateway(provider_from_settings(settings), settings.llm_max_reasks, limiter_from_settings(settings))
+    key = (os.getpid(), settings.llm_model, settings.llm_api_key, settings.llm_api_base, settings.llm_timeout_seconds,
+           settings.llm_max_reasks, settings.llm_requests_per_minute, settings.llm_tokens_per_minute, settings.redis_url)
+    gateway = _gateways.get(key)
+    if gateway is None:
+        gateway = LLMGateway(provider_from_settings(settings), settings.llm_max_reasks, limiter_from_settings(settings))
+        _gateways.clear()  # a changed configuration replaces the old gateway
+        _gateways[key] = gateway
+    return gateway

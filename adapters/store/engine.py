@@ -36,6 +36,9 @@ def get_engine(settings: Settings | None = None) -> Engine:
                 max_overflow=5,
                 pool_pre_ping=True,
                 pool_recycle=1800,
+                # pg_stat_activity names the OS process behind every session (ops, and the
+                # kill test that finds the process holding an embedding batch).
+                connect_args={"application_name": f"engram:{pid}"},
             )
             _engine_pid = pid
     return _engine

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, text
 
+from engram.adapters.store.embeddings import forget_embeddings
+
 Counts = dict[str, int]
 
 
@@ -104,6 +106,7 @@ class ForgetRepository:
             " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
         counts["session_entries"] += len(entries)
         lesson_items = self._forget_learned(items, entries)
+        forget_embeddings(self.conn, items)  # reuse vectors and pending texts no remaining item uses
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
         counts["entities"] += self.conn.execute(text(

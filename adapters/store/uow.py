@@ -10,6 +10,7 @@ from sqlalchemy import Connection, Engine
 from engram.adapters.store.access import AccessRepository
 from engram.adapters.store.agentic import AgenticRepository
 from engram.adapters.store.capture import CaptureRepository
+from engram.adapters.store.embeddings import EmbeddingRepository
 from engram.adapters.store.engine import get_engine
 from engram.adapters.store.forget import ForgetRepository
 from engram.adapters.store.graph import GraphRepository
@@ -35,6 +36,7 @@ class UnitOfWork:
         self.learning = LearningRepository(conn)
         self.capture = CaptureRepository(conn)
         self.agentic = AgenticRepository(conn)
+        self.embeddings = EmbeddingRepository(conn)
 
 
 class Store:

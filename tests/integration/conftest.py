@@ -117,7 +117,7 @@ class WorkerHandle:
             argv.append(f"--hostname={name}@%h")
         self.proc = subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 600  # the model loads before the first ping
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited ({self.proc.returncode}); log:\n{self.log_path.read_text()[-3000:]}")

@@ -1,0 +1,142 @@
+"""The embedding reuse table and the fleet's pending embedding requests (migration 0004).
+
+Keys are (model, dimension, sha256 of the normalised text): a vector is only ever returned for
+the model and dimension that made it. Requests are claimed by batches with FOR UPDATE SKIP
+LOCKED inside the batch's transaction, so a batch that dies releases its claim with its
+connection and the texts are claimed again by the next batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import Connection, LargeBinary, bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
+
+_HASHES = bindparam("h", type_=ARRAY(BYTEA))
+_M, _D = "CAST(:m AS varchar)", "CAST(:d AS int)"
+
+
+def _key(alias: str = "") -> str:
+    """The (model, dimension) filter every statement carries: rows of other models never match."""
+    return f"{alias}model = {_M} AND {alias}dimension = {_D}"
+
+
+class EmbeddingRepository:
+    def __init__(self, conn: Connection):
+        self.conn = conn
+
+    def lookup(self, model: str, dimension: int, hashes: Sequence[bytes]) -> dict[bytes, list[float]]:
+        """Stored vectors of these texts for exactly this model and dimension."""
+        if not hashes:
+            return {}
+        rows = self.conn.execute(
+            text(f"SELECT text_hash, embedding FROM embedding_vectors WHERE {_key()}"
+                 f" AND vector_dims(embedding) = {_D} AND text_hash = ANY(:h)")
+            .bindparams(_HASHES).columns(text_hash=LargeBinary, embedding=Vector()),
+            {"m": model, "d": dimension, "h": list(hashes)},
+        )
+        return {bytes(h): (v.tolist() if hasattr(v, "tolist") else list(v)) for h, v in rows}
+
+    def reference(self, model: str, dimension: int, hashes: Iterable[bytes], item: uuid.UUID) -> bool:
+        """Record that `item` uses these texts' vectors (forget drops a vector no item uses).
+
+        False if the item no longer exists (nothing recorded)."""
+        hashes = list(hashes)
+        exists = self.conn.execute(text("SELECT 1 FROM data_items WHERE id = :i FOR SHARE"), {"i": item}).first()
+        if hashes and exists:
+            self.conn.execute(
+                text("INSERT INTO embedding_refs (model, dimension, text_hash, data_item_id)"
+                     f" SELECT {_M}, {_D}, h, i.id FROM unnest(:h) AS h, data_items i WHERE i.id = :i"
+                     " ON CONFLICT DO NOTHING").bindparams(_HASHES),
+                {"m": model, "d": dimension, "h": hashes, "i": item},
+            )
+        return exists is not None
+
+    def request(self, model: str, dimension: int, pending: dict[bytes, str]) -> None:
+        """Queue texts for a batch, unless a vector or a request for them already exists."""
+        if pending:
+            hashes = list(pending)
+            self.conn.execute(
+                text("INSERT INTO embedding_requests (model, dimension, text_hash, text)"
+                     f" SELECT {_M}, {_D}, r.h, r.t FROM unnest(:h, CAST(:t AS text[])) AS r(h, t)"
+                     f" WHERE NOT EXISTS (SELECT 1 FROM embedding_vectors v WHERE {_key('v.')} AND v.text_hash = r.h)"
+                     " ORDER BY r.h ON CONFLICT DO NOTHING").bindparams(_HASHES),
+                {"m": model, "d": dimension, "h": hashes, "t": [pending[h] for h in hashes]},
+            )
+
+    def claim(self, model: str, dimension: int, limit: int, window_seconds: float,
+              timeout_seconds: float) -> list[tuple[bytes, str]]:
+        """Lock up to `limit` pending texts for this transaction, oldest first.
+
+        Returns nothing (locks nothing worth keeping) while fewer than `limit` wait and the
+        oldest waited less than `window_seconds`: the window lets other items' texts join.
+        """
+        # A host that vanishes mid-batch holds its locks until Postgres drops the idle session.
+        self.conn.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = {int(timeout_seconds * 1000)}"))
+        rows = self.conn.execute(
+            text("SELECT text_hash, text, requested_at <= clock_timestamp() - make_interval(secs => :w)"
+                 f" FROM embedding_requests WHERE {_key()}"
+                 " ORDER BY requested_at LIMIT :n FOR UPDATE SKIP LOCKED"),
+            {"m": model, "d": dimension, "n": limit, "w": window_seconds},
+        ).all()
+        if not rows or (len(rows) < limit and not any(ripe for _, _, ripe in rows)):
+            return []
+        return [(bytes(h), t) for h, t, _ in rows]
+
+    def store(self, model: str, dimension: int, vectors: dict[bytes, list[float]]) -> int:
+        """Keep claimed texts' vectors (only those some item still references) and drop the requests."""
+        if not vectors:
+            return 0
+        hashes = list(vectors)
+        stored = self.conn.execute(
+            text("INSERT INTO embedding_vectors (model, dimension, text_hash, embedding)"
+                 f" SELECT {_M}, {_D}, r.h, CAST(r.v AS vector) FROM unnest(:h, CAST(:v AS text[])) AS r(h, v)"
+                 f" WHERE EXISTS (SELECT 1 FROM embedding_refs f WHERE {_key('f.')} AND f.text_hash = r.h)"
+                 " ON CONFLICT DO NOTHING").bindparams(_HASHES),
+            {"m": model, "d": dimension, "h": hashes,
+             "v": ["[" + ",".join("%.9g" % x for x in vectors[h]) + "]" for h in hashes]},
+        ).rowcount
+        self.conn.execute(
+            text(f"DELETE FROM embedding_requests WHERE {_key()} AND text_hash = ANY(:h)")
+            .bindparams(_HASHES),
+            {"m": model, "d": dimension, "h": hashes},
+        )
+        return stored
+
+    def claimable(self, model: str, dimension: int) -> bool:
+        """Whether a text of this model waits that no batch holds."""
+        return self.conn.execute(text(f"SELECT 1 FROM embedding_requests WHERE {_key()} LIMIT 1 FOR UPDATE SKIP LOCKED"),
+                                 {"m": model, "d": dimension}).first() is not None
+
+    def counts(self) -> dict[str, int]:
+        row = self.conn.execute(text(
+            "SELECT (SELECT count(*) FROM embedding_vectors), (SELECT count(*) FROM embedding_requests),"
+            " (SELECT count(*) FROM embedding_refs)")).one()
+        return {"vectors": row[0], "requests": row[1], "refs": row[2]}
+
+
+def forget_embeddings(conn: Connection, items: Sequence[uuid.UUID]) -> int:
+    """Drop the reuse rows only these items referenced; call before the items are deleted.
+
+    A content-addressed vector is shared by every item whose text normalises to the same
+    string: it goes when the last item using it is forgotten.
+    """
+    if not items:
+        return 0
+    keys = conn.execute(
+        text("DELETE FROM embedding_refs WHERE data_item_id = ANY(CAST(:i AS uuid[]))"
+             " RETURNING model, dimension, text_hash"), {"i": list(items)},
+    ).all()
+    if not keys:
+        return 0
+    params = {"m": [k[0] for k in keys], "d": [k[1] for k in keys], "h": [bytes(k[2]) for k in keys]}
+    orphans = ("SELECT k.m, k.d, k.h FROM unnest(CAST(:m AS varchar[]), CAST(:d AS int[]), :h) AS k(m, d, h)"
+               " WHERE NOT EXISTS (SELECT 1 FROM embedding_refs f WHERE f.model = k.m AND f.dimension = k.d"
+               "   AND f.text_hash = k.h)")
+    conn.execute(text(f"DELETE FROM embedding_requests WHERE (model, dimension, text_hash) IN ({orphans})")
+                 .bindparams(_HASHES), params)
+    return conn.execute(text(f"DELETE FROM embedding_vectors WHERE (model, dimension, text_hash) IN ({orphans})")
+                        .bindparams(_HASHES), params).rowcount

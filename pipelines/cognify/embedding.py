@@ -1,0 +1,158 @@
+"""Embedding as a fleet service: content-addressed reuse plus cross-item micro-batches.
+
+An item's texts are normalised and keyed by (model, dimension, sha256). Stored vectors are
+reused; the rest become pending requests in Postgres. Every item task that waits for vectors
+also serves the queue: it claims the oldest pending texts of any item (once `batch_max` wait
+or the oldest waited `window_seconds`), embeds them length-sorted in one call and stores them
+in the claim's transaction. Nothing is held in process memory: a batch killed mid-way loses
+only its transaction, and its texts are claimed again by the next waiting item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import unicodedata
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from engram.pipelines.errors import BadInput
+
+
+class EmbeddingWaitTimeout(TimeoutError):
+    """Vectors did not arrive in time (transient: the stage is retried)."""
+
+
+class ItemForgotten(BadInput):
+    """The item was forgotten before its vectors arrived (not retried)."""
+
+
+def texts_to_embed(chunk_rows: list[dict], draft: Any) -> list[tuple[uuid.UUID, str]]:
+    """(row id, text) of everything an item's load stores a vector for."""
+    keyed = [(c["id"], c["text"]) for c in chunk_rows]
+    keyed += [(s.id, s.text) for s in draft.summaries]
+    keyed += [(e.id, e.name) for e in draft.entities]
+    keyed += [(t.id, t.name) for t in draft.entity_types]
+    keyed += [(e.id, e.edge_text) for e in draft.edges]
+    return keyed
+
+
+def normalise(text: str) -> str:
+    """The text that is embedded and keyed: Unicode NFC, whitespace runs collapsed, trimmed."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def text_key(normalised: str) -> bytes:
+    return hashlib.sha256(normalised.encode("utf-8")).digest()
+
+
+@dataclass
+class EmbedStats:
+    texts: int = 0           # texts of this item
+    unique: int = 0          # distinct normalised texts among them
+    reused: int = 0          # already stored when the item asked
+    batches: int = 0         # batches this task ran (for any items)
+    embedded: int = 0        # texts those batches embedded
+    seconds_embedding: float = 0.0
+    seconds_waiting: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["seconds_embedding"] = round(self.seconds_embedding, 3)
+        out["seconds_waiting"] = round(self.seconds_waiting, 3)
+        return out
+
+
+@dataclass(frozen=True)
+class BatchPolicy:
+    batch_max: int = 64             # texts claimed by one batch (two processes can share a burst)
+    window_seconds: float = 0.02    # how long a lone request waits for company
+    poll_seconds: float = 0.02
+    timeout_seconds: float = 600.0  # give up waiting (the stage retries)
+    lock_timeout_seconds: float = 300.0  # a batch's transaction may sit idle this long
+
+
+def request_vectors(texts: list[str], item: uuid.UUID, *, embeddings: Any, model: str, dimension: int) -> int:
+    """Queue an item's texts for the fleet's batches as soon as they are known (no waiting).
+
+    `embeddings` is the repository of the caller's transaction. Returns how many texts lack a vector.
+    """
+    by_key = {text_key(n): n for n in (normalise(t) for t in texts)}
+    if not embeddings.reference(model, dimension, by_key, item):
+        return 0
+    found = embeddings.lookup(model, dimension, list(by_key))
+    missing = {k: t for k, t in by_key.items() if k not in found}
+    embeddings.request(model, dimension, missing)
+    return len(missing)
+
+
+def drain(store: Any, embedder: Any, policy: BatchPolicy, *, max_seconds: float = 5.0,
+          sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> EmbedStats:
+    """A batch task's body: run batches while texts are pending (waiting out a young window)."""
+    stats, started = EmbedStats(), clock()
+    while clock() - started < max_seconds:
+        if run_batch(store, embedder, policy, stats, clock):
+            continue
+        with store.unit_of_work() as uow:
+            if not uow.embeddings.claimable(embedder.name, embedder.dimension):
+                break  # nothing left, or every pending text is in another batch already
+        sleep(policy.poll_seconds)  # pending texts still inside the window
+    return stats
+
+
+def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any, policy: BatchPolicy,
+                sleep: Callable[[float], None] = time.sleep,
+                clock: Callable[[], float] = time.monotonic) -> tuple[list[list[float]], EmbedStats]:
+    """One vector per text (in order), embedding each distinct text at most once fleet-wide."""
+    model, dimension = embedder.name, embedder.dimension
+    keys = [text_key(n) for n in (normalise(t) for t in texts)]
+    by_key = {k: normalise(t) for k, t in zip(keys, texts)}
+    stats = EmbedStats(texts=len(texts), unique=len(by_key))
+    with store.unit_of_work() as uow:
+        uow.embeddings.reference(model, dimension, by_key, item)
+        found = uow.embeddings.lookup(model, dimension, list(by_key))
+        missing = {k: t for k, t in by_key.items() if k not in found}
+        uow.embeddings.request(model, dimension, missing)
+    stats.reused = len(found)
+    started = last_renewal = clock()
+    while missing:
+        if clock() - started > policy.timeout_seconds:
+            raise EmbeddingWaitTimeout(f"{len(missing)} texts still without vectors after {policy.timeout_seconds}s")
+        ran = run_batch(store, embedder, policy, stats, clock)
+        with store.unit_of_work() as uow:
+            found.update(uow.embeddings.lookup(model, dimension, list(missing)))
+            missing = {k: t for k, t in missing.items() if k not in found}
+            if missing and clock() - last_renewal > 1.0:
+                # A request dropped meanwhile (its other items forgotten) is asked for again.
+                if not uow.embeddings.reference(model, dimension, missing, item):
+                    raise ItemForgotten(f"data item {item} was forgotten while its vectors were pending")
+                uow.embeddings.request(model, dimension, missing)
+                last_renewal = clock()
+        if missing and not ran:
+            # Our texts are in another task's batch (or still inside the window): wait for it.
+            sleep(policy.poll_seconds)
+    stats.seconds_waiting = max(0.0, clock() - started - stats.seconds_embedding)
+    return [found[k] for k in keys], stats
+
+
+def run_batch(store: Any, embedder: Any, policy: BatchPolicy, stats: EmbedStats,
+              clock: Callable[[], float] = time.monotonic) -> int:
+    """Claim, embed and store one batch of pending texts (any items'); 0 if none was due."""
+    model, dimension = embedder.name, embedder.dimension
+    with store.unit_of_work() as uow:
+        claimed = uow.embeddings.claim(model, dimension, policy.batch_max, policy.window_seconds,
+                                       policy.lock_timeout_seconds)
+        if not claimed:
+            return 0
+        started = clock()
+        vectors = embedder.embed([t for _, t in claimed])
+        for vector in vectors:
+            if len(vector) != dimension:
+                raise ValueError(f"{model} returned a {len(vector)}-d vector, expected {dimension}")
+        uow.embeddings.store(model, dimension, {h: v for (h, _), v in zip(claimed, vectors)})
+        stats.seconds_embedding += clock() - started
+    stats.batches += 1
+    stats.embedded += len(claimed)
+    return len(claimed)

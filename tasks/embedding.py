@@ -1,0 +1,48 @@
+"""The embed queue's batch task: embeds pending texts of any items (pipelines/cognify/embedding).
+
+Extraction queues an item's texts as soon as they are known and schedules one batch task (at
+most one waiting at a time); batch tasks drain the pending texts in length-sorted micro-batches,
+so by the time an item's embed_and_load runs its vectors are usually stored. A batch task killed
+mid-way is redelivered (acks_late); its texts are claimable again as soon as its connection goes.
+"""
+
+from __future__ import annotations
+
+from engram.adapters.embed import get_embedder
+from engram.adapters.redis_client import get_redis
+from engram.adapters.store import Store
+from engram.pipelines.cognify.embedding import BatchPolicy, drain
+from engram.settings import get_settings
+from engram.tasks.base import engram_task
+
+QUEUED_KEY = "engram:embed:batch-queued"
+EMBEDDED_KEY = "engram:embed:texts-embedded:"  # + model: texts the fleet's batches embedded
+
+
+def embed_policy(settings) -> BatchPolicy:
+    return BatchPolicy(batch_max=settings.embed_batch_max, window_seconds=settings.embed_batch_window_seconds,
+                       timeout_seconds=settings.embed_wait_timeout_seconds,
+                       lock_timeout_seconds=max(60.0, settings.longest_task_seconds / 2))
+
+
+def count_embedded(model: str, n: int) -> None:
+    if n:
+        get_redis().incrby(EMBEDDED_KEY + model, n)
+
+
+def schedule_batch() -> None:
+    """Send a batch task unless one is already waiting in the queue."""
+    from engram.celery_app import app
+
+    if get_redis().set(QUEUED_KEY, "1", nx=True, px=2000):
+        app.send_task("engram.embed.batch")
+
+
+@engram_task("engram.embed.batch")
+def embed_batch(self) -> dict:
+    settings = get_settings()
+    get_redis().delete(QUEUED_KEY)  # texts queued from now on get another batch task
+    embedder = get_embedder(settings)
+    stats = drain(Store(), embedder, embed_policy(settings))
+    count_embedded(embedder.name, stats.embedded)
+    return stats.as_dict()

@@ -1,0 +1,167 @@
+"""Embedding as a fleet service: the reuse table, reuse across datasets, and a killed batch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from engram.pipelines.cognify.embedding import normalise, text_key
+
+DEMO = Path(__file__).resolve().parents[2] / "bench" / "corpus" / "demo"
+MODEL = "local:all-MiniLM-L6-v2"
+
+
+def _item(uow, content: str) -> uuid.UUID:
+    dataset = uow.access.create_dataset("default", f"emb-{uuid.uuid4().hex[:8]}")
+    item, _ = uow.graph.add_item(dataset, uuid.uuid4().hex, content, name=None, mime=None, source=None)
+    return item
+
+
+def _stored(uow, model: str, dimension: int, texts: dict[str, list[float]], item: uuid.UUID) -> None:
+    """Through the same steps a batch takes: reference, request, claim, store."""
+    keys = {text_key(normalise(t)): normalise(t) for t in texts}
+    uow.embeddings.reference(model, dimension, keys, item)
+    uow.embeddings.request(model, dimension, keys)
+    claimed = dict(uow.embeddings.claim(model, dimension, limit=len(keys), window_seconds=0, timeout_seconds=60))
+    assert set(claimed) == set(keys)
+    uow.embeddings.store(model, dimension, {k: texts[t] for k, t in zip(keys, texts)})
+
+
+def test_the_reuse_table_never_returns_a_vector_of_another_model_or_dimension(store):
+    sentence = f"Harbor Dynamics builds ferries {uuid.uuid4().hex}."
+    key = text_key(normalise(sentence))
+    with store.unit_of_work() as uow:
+        item = _item(uow, sentence)
+        _stored(uow, MODEL, 3, {sentence: [1.0, 0.0, 0.0]}, item)
+        _stored(uow, "openai/text-embedding-3-small", 3, {sentence: [0.0, 1.0, 0.0]}, item)
+        _stored(uow, MODEL, 4, {sentence: [0.0, 0.0, 0.0, 1.0]}, item)
+    with store.unit_of_work() as uow:
+        assert uow.embeddings.lookup(MODEL, 3, [key]) == {key: [1.0, 0.0, 0.0]}
+        assert uow.embeddings.lookup("openai/text-embedding-3-small", 3, [key]) == {key: [0.0, 1.0, 0.0]}
+        assert uow.embeddings.lookup(MODEL, 4, [key]) == {key: [0.0, 0.0, 0.0, 1.0]}
+        assert uow.embeddings.lookup(MODEL, 384, [key]) == {}
+        assert uow.embeddings.lookup("another-model", 3, [key]) == {}
+    # A vector whose length is not its recorded dimension is refused by the table itself.
+    with pytest.raises(IntegrityError), store.unit_of_work() as uow:
+        _stored(uow, MODEL, 5, {sentence: [1.0, 2.0]}, _item(uow, sentence))
+
+
+def test_forget_drops_a_reuse_row_when_no_remaining_item_uses_it(store):
+    shared, own = f"shared text {uuid.uuid4().hex}", f"own text {uuid.uuid4().hex}"
+    with store.unit_of_work() as uow:
+        first, second = _item(uow, "first"), _item(uow, "second")
+        _stored(uow, MODEL, 2, {shared: [1.0, 0.0], own: [0.0, 1.0]}, first)
+        uow.embeddings.reference(MODEL, 2, [text_key(shared)], second)
+    with store.unit_of_work() as uow:
+        uow.graph.forget_items([first])
+    with store.unit_of_work() as uow:
+        left = uow.embeddings.lookup(MODEL, 2, [text_key(shared), text_key(own)])
+        assert set(left) == {text_key(shared)}  # the other item still uses the shared text
+        uow.graph.forget_items([second])
+    with store.unit_of_work() as uow:
+        assert uow.embeddings.lookup(MODEL, 2, [text_key(shared)]) == {}
+
+
+def _embedding_outputs(store, run_ids) -> list[dict]:
+    with store.unit_of_work() as uow:
+        return uow.conn.execute(text("SELECT output->'embedding' FROM stage_runs WHERE stage = 'embed_and_load'"
+                                     " AND run_id = ANY(:r)"), {"r": list(run_ids)}).scalars().all()
+
+
+def _chunk_vector(store, run_id) -> list[float]:
+    with store.unit_of_work() as uow:
+        return uow.conn.execute(text(
+            "SELECT c.embedding::text FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " JOIN pipeline_runs r ON r.data_item_id = d.data_item_id WHERE r.id = :r"), {"r": run_id}).scalar_one()
+
+
+def _vectors_stored(store) -> int:
+    with store.unit_of_work() as uow:
+        return uow.embeddings.counts()["vectors"]
+
+
+def test_a_text_is_embedded_once_across_datasets_and_a_changed_text_gets_a_new_vector(client, store):
+    tag = uuid.uuid4().hex[:8]
+    content = f"Mira Castellan founded Saltmere Foods in Port Alder. Batch {tag}."
+    stored = _vectors_stored(store)
+    first = client.remember(content, dataset=f"a-{tag}", background=False)[0]
+    assert first.status == "completed"
+    assert _vectors_stored(store) > stored  # at least the chunk, whose text is new
+    stored = _vectors_stored(store)
+    again = client.remember(content, dataset=f"b-{tag}", background=False)[0]
+    assert again.status == "completed"
+    # The same document in another dataset: every text's vector is reused, nothing embedded.
+    (after,) = _embedding_outputs(store, [again.run_id])
+    assert after["reused"] == after["unique"] > 0 and after["embedded"] == 0
+    assert _vectors_stored(store) == stored
+    assert _chunk_vector(store, again.run_id) == _chunk_vector(store, first.run_id)
+
+    changed = client.remember(content.replace("Port Alder", "Tessel River"), dataset=f"a-{tag}",
+                              background=False)[0]
+    assert changed.status == "completed"
+    assert _vectors_stored(store) > stored
+    assert _chunk_vector(store, changed.run_id) != _chunk_vector(store, first.run_id)
+
+
+def _batch_holder(store) -> int | None:
+    """OS pid of a worker process inside an embedding batch (its claim transaction is open)."""
+    with store.unit_of_work() as uow:
+        name = uow.conn.execute(text(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+            " WHERE l.locktype = 'relation' AND l.relation = 'embedding_requests'::regclass"
+            " AND l.mode = 'RowShareLock' AND a.state = 'idle in transaction'"
+            " AND clock_timestamp() - a.state_change > interval '200 milliseconds'"
+            " AND a.application_name LIKE 'engram:%' LIMIT 1")).scalar()
+    return int(name.split(":")[1]) if name else None
+
+
+def test_a_killed_embedding_batch_is_redelivered_and_every_item_loads_exactly_once(worker_factory, store):
+    # A long window gathers every document's texts into one batch that takes a while to embed.
+    fleet = worker_factory({"ENGRAM_EMBED_BATCH_WINDOW_SECONDS": "3", "ENGRAM_EMBED_BATCH_MAX": "5000"},
+                           concurrency=2)
+    dataset = f"kill-{uuid.uuid4().hex[:8]}"
+    paths = sorted(DEMO.glob("*.md"))
+    tag = uuid.uuid4().hex[:8]
+    items = [{"text": p.read_text() + f"\n\nKill test {tag}.", "name": p.name} for p in paths]
+    handle = fleet.client.remember(dataset=dataset, items=items, create_dataset=True)
+    deadline, victim = time.monotonic() + 300, None
+    while victim is None and time.monotonic() < deadline:
+        victim = _batch_holder(store)
+        time.sleep(0.02)
+    assert victim is not None, "no embedding batch was seen"
+    os.kill(victim, signal.SIGKILL)
+
+    statuses = handle.wait(timeout=600)
+    assert [s.status for s in statuses] == ["completed"] * len(items), [s.error for s in statuses]
+    with store.unit_of_work() as uow:
+        dataset_id = uow.access.find_dataset(dataset, "default")
+        counts = uow.graph.counts(dataset_id)
+        missing = uow.conn.execute(text(
+            "SELECT (SELECT count(*) FROM chunks WHERE dataset_id = :d AND embedding IS NULL)"
+            " + (SELECT count(*) FROM summaries WHERE dataset_id = :d AND embedding IS NULL)"
+            " + (SELECT count(*) FROM entities WHERE dataset_id = :d AND embedding IS NULL)"
+            " + (SELECT count(*) FROM edges WHERE dataset_id = :d AND embedding IS NULL)"), {"d": dataset_id}).scalar()
+        pending = uow.conn.execute(text("SELECT count(*) FROM embedding_requests")).scalar()
+        loads = uow.conn.execute(text(
+            "SELECT count(*) FILTER (WHERE status = 'completed') FROM stage_runs"
+            " WHERE stage = 'embed_and_load' AND run_id = ANY(:r)"), {"r": [s.run_id for s in statuses]}).one()
+    assert counts["documents"] == counts["data_items"] == len(items)
+    assert missing == 0 and pending == 0
+    assert loads[0] == len(items)
+    outputs = _embedding_outputs(store, [s.run_id for s in statuses])
+    with store.unit_of_work() as uow:
+        keys = uow.conn.execute(text(
+            "SELECT count(DISTINCT f.text_hash), count(DISTINCT v.text_hash) FROM embedding_refs f"
+            " JOIN data_items i ON i.id = f.data_item_id LEFT JOIN embedding_vectors v ON v.model = f.model"
+            " AND v.dimension = f.dimension AND v.text_hash = f.text_hash WHERE i.dataset_id = :d"), {"d": dataset_id}).one()
+    # Every text the items use has its vector (the killed batch committed nothing; its texts
+    # were claimed again by the next batch).
+    assert keys[0] == keys[1] > 0
+    assert all(o is not None for o in outputs)
