@@ -60,7 +60,25 @@ class LocalEmbedder:
                                    normalize_embeddings=True, show_progress_bar=False)
             for i, vector in zip(batch, vectors):
                 out[i] = vector.tolist()
+        _release_freed_memory()
         return out  # type: ignore[return-value]
+
+
+def _release_freed_memory() -> None:
+    """Give the activations' freed heap back to the OS: a pool process stays at its share."""
+    global _libc
+    if _libc is None:
+        try:
+            import ctypes
+
+            _libc = ctypes.CDLL("libc.so.6")
+        except OSError:
+            _libc = False
+    if _libc:
+        _libc.malloc_trim(0)
+
+
+_libc = None
 
 
 def length_batches(texts: list[str], max_batch: int, token_budget: int = 4096,

@@ -60,11 +60,11 @@ def test_forget_drops_a_reuse_row_when_no_remaining_item_uses_it(store):
         _stored(uow, MODEL, 2, {shared: [1.0, 0.0], own: [0.0, 1.0]}, first)
         uow.embeddings.reference(MODEL, 2, [text_key(shared)], second)
     with store.unit_of_work() as uow:
-        uow.graph.forget_items([first])
+        uow.forget.forget_items([first])
     with store.unit_of_work() as uow:
         left = uow.embeddings.lookup(MODEL, 2, [text_key(shared), text_key(own)])
         assert set(left) == {text_key(shared)}  # the other item still uses the shared text
-        uow.graph.forget_items([second])
+        uow.forget.forget_items([second])
     with store.unit_of_work() as uow:
         assert uow.embeddings.lookup(MODEL, 2, [text_key(shared)]) == {}
 
