@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     max_chunk_tokens: int = Field(default=256, gt=8)
     max_content_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
 
+    # --- recall ---
+    bm25_k1: float = Field(default=1.5, ge=0.0, description="Okapi BM25 term-frequency saturation")
+    bm25_b: float = Field(default=0.75, ge=0.0, le=1.0, description="Okapi BM25 length normalisation")
+
     # --- graph maintenance passes (SPEC 7) ---
     contradiction_max_facts: int = Field(default=500, ge=2, description="facts sent in one contradiction check")
     contradiction_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)

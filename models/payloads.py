@@ -342,6 +342,8 @@ class RecallItem(BaseModel):
         default_factory=list,
         description="passages: the facts they state that are no longer current ({fact, by, since})")
     capture: CapturedObject | None = None  # set when the item is (the text of) a captured object
+    via: list[str] = Field(default_factory=list, description="a passage reached through the graph: the facts linking it")
+    passage: str | None = Field(default=None, description="a fact: the text of the passage it was read from")
 
 
 class RecallResult(BaseModel):

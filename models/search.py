@@ -24,19 +24,6 @@ class SearchType(str, Enum):
     CAPTURES = "CAPTURES"  # captured knowledge objects (SPEC §9), filtered by type, project, tags
 
 
-# Search types that end in a generated answer when an LLM is configured.
-COMPLETION_TYPES: frozenset[SearchType] = frozenset({
-    SearchType.RAG_COMPLETION,
-    SearchType.GRAPH_COMPLETION,
-    SearchType.GRAPH_COMPLETION_COT,
-    SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION,
-    SearchType.GRAPH_SUMMARY_COMPLETION,
-    SearchType.TRIPLET_COMPLETION,
-    SearchType.HYBRID_COMPLETION,
-    SearchType.TEMPORAL,
-})
-
-
 @dataclass(frozen=True)
 class EdgeWindow:
     """Which edges a graph lane may read (SPEC §5 Beyond).

@@ -117,7 +117,20 @@ chunks = Table(
     Column("truth_signature", String(64)),
     Column("importance", Float, nullable=False, server_default="0.5"),
     Column("feedback_weight", Float, nullable=False, server_default="0.5"),
+    Column("lex_length", Integer),  # BM25 document length in terms (migration 0004)
+    Column("years", ARRAY(Integer)),  # years the text names, GIN-indexed for TEMPORAL
     _created(),
+)
+
+# BM25 postings, written in the load transaction (adapters/store/graph.py).
+chunk_terms = Table(
+    "chunk_terms",
+    metadata,
+    Column("dataset_id", UUID(as_uuid=True), primary_key=True),
+    Column("term", Text, primary_key=True),
+    Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
+    Column("tf", Integer, nullable=False),
+    Column("dl", Integer, nullable=False),
 )
 
 entity_types = Table(

@@ -159,6 +159,11 @@ def find_dates(text: str | None) -> list[tuple[tuple[int, int], When]]:
     return out
 
 
+def years_named(text: str | None) -> list[int]:
+    """Every distinct year the text's dates name, ascending (recall's indexed chunks.years)."""
+    return sorted({w.year for _, w in find_dates(text)})
+
+
 def latest(text: str | None) -> When | None:
     found = [w for _, w in find_dates(text)]
     return max(found, key=lambda w: (w.at, _RANK[w.precision])) if found else None

@@ -15,26 +15,10 @@ You answer a question from an AI agent's memory.
 - A fact marked CONFLICT is disputed by another fact in memory: say that memory holds
   conflicting facts, give both with the stated reason, and do not silently pick one."""
 
-# What the context is, per completion style; appended to the rules.
-_STYLES = {
-    "rag": "The context is passages from documents.",
-    "graph": "The context is facts from a knowledge graph, written as subject, relationship, object.",
-    "extension": "The context is facts from a knowledge graph, expanded along the connections between "
-                 "entities; explain how the entities are connected, step by step through the facts.",
-    "summary": "The context is document summaries and facts. Answer with a concise overview.",
-    "triplet": "The context is facts written as subject, relationship, object.",
-    "hybrid": "The context is passages ranked by meaning, by summary and by keywords together.",
-    "temporal": "The context is dated passages and facts. Mind the years: order events in time and answer "
-                "when / before / after / between questions precisely.",
-    "cot": "The context is facts from a knowledge graph and passages. Think step by step: write your "
-           "reasoning in a few short lines, then the final answer on its own line starting with 'Answer:'.",
-}
-STYLES = frozenset(_STYLES)
-
-
-def answer_prompt(question: str, context: str, style: str = "rag", note: str | None = None) -> Messages:
-    """Answer `question` from `context` (see STYLES); `note` adds one line of instructions."""
-    system = f"{_RULES}\n{_STYLES[style]}"
+def answer_prompt(question: str, context: str, style: str = "", note: str | None = None) -> Messages:
+    """Answer `question` from `context`; `style` says what the context is (each search type's, in
+    pipelines/recall/registry.py); `note` adds one line of instructions."""
+    system = f"{_RULES}\n{style}" if style else _RULES
     if note:
         system += f"\n{note}"
     return [

@@ -186,12 +186,12 @@ def finish_dataset(self, run_ids: list[str]) -> dict:
 
 
 def _draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractions: list[dict],
-           importance: float = 0.5):
+           importance: float = 0.5, title: str | None = None):
     """An item's document id, chunk rows and graph rows from its persisted stage outputs."""
     document = ids.document_id(item_id)
     chunk_rows = [dict(c, id=ids.chunk_id(document, c["index"]), importance=importance) for c in chunks]
     draft = build_graph(dataset, [(c["id"], c["text"]) for c in chunk_rows],
-                        [ChunkExtraction.model_validate(e) for e in extractions])
+                        [ChunkExtraction.model_validate(e) for e in extractions], title=title)
     return document, chunk_rows, draft
 
 
@@ -264,7 +264,8 @@ def extract_graph_and_summarize(self, req: StageRequest) -> dict:
     def persist(uow, inputs, output):
         # The texts to embed are known now: queue them so batches run while items wait here.
         run, chunks = inputs
-        _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"])
+        _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
+                                      title=uow.runs.stage_output(req.run_id, "classify")["title"])
         requested.append(request_vectors([t for _, t in texts_to_embed(chunk_rows, draft)], run["data_item_id"],
                                          embeddings=uow.embeddings, model=settings.embedding_model,
                                          dimension=settings.embedding_dimension))
@@ -294,7 +295,7 @@ def embed_and_load(self, req: StageRequest) -> dict:
     def compute(inputs):
         item = inputs["item"]
         document, chunk_rows, draft = _draft(item["id"], item["dataset_id"], inputs["chunks"], inputs["extractions"],
-                                             item["importance"])
+                                             item["importance"], title=inputs["classified"]["title"])
         # The item's texts come from the fleet's shared batches; stored vectors are reused.
         keyed = texts_to_embed(chunk_rows, draft)
         started = time.perf_counter()

@@ -116,6 +116,7 @@ def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id:
         embedder = embedder or get_embedder(settings)
         ports = RecallPorts(
             search=uow.search, sessions=uow.sessions, llm_errors=(LLMError,),
+            bm25=(settings.bm25_k1, settings.bm25_b),
             embedder=embedder, gateway=gateway or gateway_from_settings(settings),
             truth=truth.truth_hook(uow.learning.bases, lambda q: embedder.embed([q])[0]),
         )

@@ -19,6 +19,7 @@ MAX_RELATION_WORDS = 6
 
 _SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*(?=\s+[^\sa-z]|\s*$)")
 _DIGIT = re.compile(r"\d")
+_DIGITS = re.compile(r"\b\d[\d,.]*\b")
 _OPENING = "\"'([{<\u201c\u2018*_` "
 # A capitalised word: "AT&T", "O'Neil", "U.S", "co-op"; never swallows a possessive "'s".
 _CAP_WORD = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w&\-]*(?:[.'\u2019](?!s\b)[A-Za-z][\w&\-]*)*"
@@ -39,6 +40,9 @@ _DATE = re.compile(
     rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|"
     rf"{_MONTH}\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|1[5-9]\d{{2}}|20\d{{2}})\b"
 )
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{2,80})[\"\u201d]")
+_INNER_CAP = re.compile(r"(?<=[a-z,;] )([A-Z][\w&\-]+)")
+MAX_TITLE_WORDS = 8
 _EDGE_PUNCT = "\"'()[]{}<>,;:.!?\u201c\u201d\u2018\u2019*_`"
 
 # Titles never end a sentence; "Acme Corp. She ..." does, so company suffixes are not here.
@@ -131,8 +135,10 @@ def offline_graph(text: str) -> KnowledgeGraph:
     nodes: dict[str, Node] = {}  # normalised name (or legal-form alias) -> node
     ordered: list[Node] = []
     edges: dict[tuple[str, str, str], Edge] = {}
-    for sentence in _sentences(" ".join(text.split())):
-        mentions = _mentions(sentence)
+    flat = " ".join(text.split())
+    inner = _inner_capitalised(flat)
+    for sentence in _sentences(flat):
+        mentions = [m for m in _mentions(sentence) if _keep(m, sentence, inner)]
         resolved = [_node_for(nodes, ordered, mention, sentence) for mention in mentions]
         if len(mentions) < 2:
             continue
@@ -146,9 +152,15 @@ def offline_graph(text: str) -> KnowledgeGraph:
         previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
         for i in range(len(mentions) - 1):
             source, target = resolved[i], resolved[i + 1]
-            if source.id == target.id:
+            start = i
+            # A date is when a fact holds, never its subject: "X is a 1957 film directed by Y"
+            # links X to Y across the date.
+            while start > 0 and resolved[start].type == "date":
+                start -= 1
+            source = resolved[start]
+            if source.id == target.id or source.type == "date":
                 continue
-            between = sentence[mentions[i].end : mentions[i + 1].start]
+            between = _DIGITS.sub(" ", sentence[mentions[start].end : mentions[i + 1].start])
             relationship = _relationship(between, previous if target.type == "date" else "")
             if relationship != "related_to":
                 previous = relationship
@@ -166,7 +178,7 @@ def offline_graph(text: str) -> KnowledgeGraph:
                     valid_from=valid_from,
                     valid_to=valid_to,
                 )
-                added.append((key, source.type == "date" or target.type == "date"))
+                added.append((key, source.type == "date" or target.type == "date" or start != i))
         if any(not dated for _, dated in added):
             # The sentence's dates are the validity of its facts now: "Springfield mayor_in 2015"
             # beside "Maria Lopez mayor_of Springfield (from 2015)" would only repeat it.
@@ -185,6 +197,11 @@ def _node_for(
     legal = len(tokens) > 1 and tokens[-1].rstrip(".") in _LEGAL_SUFFIXES
     base = "_".join(tokens[:-1]) if legal else ""
     node = nodes.get(key) or (nodes.get(base) if base else None)
+    if node is None and len(tokens) == 1 and mention.type != "date":
+        # "Ruffin" after "Phillip Gene Ruffin": a surname (or first name) alone is the same person.
+        node = next((n for n in ordered if n.type in ("person", "concept") and " " in n.name
+                     and tokens[0] in (normalise_name(n.name).split("_")[0], normalise_name(n.name).split("_")[-1])),
+                    None)
     if node is None:
         # model_construct: fields are built here, validation would only cost time.
         node = Node.model_construct(
@@ -216,13 +233,34 @@ def _sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+def _inner_capitalised(text: str) -> set[str]:
+    """Capitalised words seen after a lower-case word: names, not sentence openers."""
+    return {m.group(1) for m in _INNER_CAP.finditer(text)}
+
+
+def _keep(mention: _Mention, sentence: str, inner: set[str]) -> bool:
+    """A lone capitalised word opening a sentence ("Released", "Reviewers") is a name only when the
+    text capitalises it elsewhere too, it is a known first name, or an acronym."""
+    if mention.type == "date" or " " in mention.name or sentence[: mention.start].strip(_OPENING):
+        return True
+    word = mention.name
+    return word in inner or word.lower() in _FIRST_NAMES or (len(word) > 1 and word.isupper()) \
+        or mention.type != "concept"
+
+
 def _mentions(sentence: str) -> list[_Mention]:
-    """Dates first, then capitalised word runs outside them, in order of appearance."""
+    """Dates, then quoted titles, then capitalised word runs outside them, in order of appearance."""
     found: list[_Mention] = []
     taken: list[tuple[int, int]] = []
     if _DIGIT.search(sentence):
         for match in _DATE.finditer(sentence):
             found.append(_Mention(match.group(0), "date", match.start(), match.end()))
+            taken.append(match.span())
+    for match in _QUOTED.finditer(sentence):
+        title = match.group(1).strip(" ,.")
+        if title and title[0].isupper() and len(title.split()) <= MAX_TITLE_WORDS \
+                and not any(a < match.end() and match.start() < b for a, b in taken):
+            found.append(_Mention(title, "work", match.start(1), match.start(1) + len(title)))
             taken.append(match.span())
     for match in _NAME_RUN.finditer(sentence):
         start, end = match.span()
@@ -231,8 +269,7 @@ def _mentions(sentence: str) -> list[_Mention]:
         mention = _trim_run(sentence, start, end)
         if mention:
             found.append(mention)
-    if taken:
-        found.sort(key=lambda m: m.start)
+    found.sort(key=lambda m: m.start)
     return found
 
 

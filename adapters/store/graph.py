@@ -10,6 +10,7 @@ from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import (
+    chunk_terms,
     chunks,
     data_items,
     documents,
@@ -20,6 +21,8 @@ from engram.models.tables import (
     summaries,
 )
 from engram.pipelines import ids
+from engram.pipelines.dates import years_named
+from engram.pipelines.recall.lexical import postings
 
 Vectors = dict[uuid.UUID, list[float]]
 
@@ -95,9 +98,12 @@ class GraphRepository:
             .on_conflict_do_update(index_elements=[documents.c.id], set_={"doc_type": doc_type, "title": title})
         )
         if chunk_rows:
+            lexical = {c["id"]: postings(c["text"]) for c in chunk_rows}
             stmt = insert(chunks).values(
                 [
                     {
+                        "lex_length": lexical[c["id"]][1],
+                        "years": years_named(c["text"]),
                         "id": c["id"],
                         "document_id": document,
                         "dataset_id": dataset,
@@ -115,9 +121,11 @@ class GraphRepository:
                 stmt.on_conflict_do_update(
                     index_elements=[chunks.c.id],
                     set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding,
-                          "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type},
+                          "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type,
+                          "lex_length": stmt.excluded.lex_length, "years": stmt.excluded.years},
                 )
             )
+            self._write_postings(dataset, lexical)
         if draft.entity_types:
             stmt = insert(entity_types).values(
                 [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
@@ -233,6 +241,14 @@ class GraphRepository:
                   "ends_at": stmt.excluded.ends_at, "superseded_by": None},
             where=changed,
         ))
+
+    def _write_postings(self, dataset: uuid.UUID, lexical: dict[uuid.UUID, tuple[dict[str, int], int]]) -> None:
+        """BM25 postings of the chunks, replacing any earlier ones (a reload is harmless)."""
+        self.conn.execute(delete(chunk_terms).where(chunk_terms.c.chunk_id.in_(list(lexical))))
+        rows = [{"dataset_id": dataset, "term": term, "chunk_id": chunk, "tf": tf, "dl": length}
+                for chunk, (counts, length) in lexical.items() for term, tf in counts.items()]
+        for start in range(0, len(rows), 5000):  # bound the statement size for long documents
+            self.conn.execute(insert(chunk_terms), rows[start:start + 5000])
 
     def items_of_dataset(self, dataset: uuid.UUID) -> list[uuid.UUID]:
         return list(self.conn.execute(select(data_items.c.id).where(data_items.c.dataset_id == dataset)).scalars())

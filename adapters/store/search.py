@@ -16,6 +16,7 @@ from engram.models.search import EdgeWindow
 # annotates two facts (returned as a conflict on them, not as a fact of its own).
 _NOT_FACT = "g.relationship NOT IN ('contains', 'contradicts')"
 _YEAR_RE = r"\m([12][0-9]{3})\M"  # a 4-digit year as a whole word, 1000-2999
+YEARS_INDEXED = (1000, 2099)  # the years pipelines/dates.years_named finds (chunks.years)
 _CHUNK_COLUMNS = (
     "c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance, c.truth_alignment,"
     " c.truth_epoch, c.truth_signature, d.data_item_id, d.title"
@@ -174,33 +175,34 @@ class SearchRepository(CaptureReads):
 
     # ------------------------------------------------------------ lexical
 
-    def chunks_lexical(self, datasets: Sequence[uuid.UUID], query: str, limit: int) -> list[dict]:
-        """Every term (and quoted phrase) must match: websearch syntax. Rank: cover density
-        (how close the terms stand) plus frequency (how often), so ties are rare."""
-        rows = self.conn.execute(
-            text(
-                f"SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q) + ts_rank(c.tsv, q) AS rank"
-                " FROM chunks c JOIN documents d ON d.id = c.document_id,"
-                " websearch_to_tsquery('english', :q) q"
-                f" WHERE c.dataset_id = ANY(:ds) AND c.tsv @@ q{self._in_sets('c.document_id')}"
-                " ORDER BY rank DESC, c.id LIMIT :k"
-            ),
-            {"q": query, "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
-        ).mappings()
-        return [dict(r) for r in rows]
+    def chunks_bm25(self, datasets: Sequence[uuid.UUID], terms: dict[str, int], limit: int,
+                    k1: float = 1.5, b: float = 0.75) -> list[dict]:
+        """Okapi BM25 (Lucene idf) over the postings of the datasets, query terms OR-ed.
 
-    def chunks_lexical_any(self, datasets: Sequence[uuid.UUID], query: str, limit: int) -> list[dict]:
-        """OR-of-terms lexical match, ranked by how many and how close the terms are."""
+        N, avgdl and every df are read from the same snapshot as the postings, so the load's
+        one transaction keeps them consistent; several datasets are scored as one collection.
+        """
+        if not terms:
+            return []
         rows = self.conn.execute(
             text(
-                "WITH q AS (SELECT to_tsquery('english', string_agg(lexeme, ' | ')) AS q"
-                " FROM unnest(to_tsvector('english', :q)))"
-                f" SELECT {_CHUNK_COLUMNS}, ts_rank_cd(c.tsv, q.q) + ts_rank(c.tsv, q.q) AS rank"
-                " FROM chunks c JOIN documents d ON d.id = c.document_id, q"
-                f" WHERE q.q IS NOT NULL AND c.dataset_id = ANY(:ds) AND c.tsv @@ q.q{self._in_sets('c.document_id')}"
-                " ORDER BY rank DESC, c.id LIMIT :k"
+                "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[])) AS q(term, qtf)),"
+                " stats AS (SELECT count(*)::float8 AS n, GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
+                "  FROM chunks WHERE dataset_id = ANY(:ds) AND lex_length IS NOT NULL),"
+                " p AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, p.dl, q.qtf FROM chunk_terms p"
+                "  JOIN q ON q.term = p.term WHERE p.dataset_id = ANY(:ds)"
+                + (f" AND p.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
+                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + "),"
+                " df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),"
+                " scored AS (SELECT p.chunk_id, sum(p.qtf * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))"
+                "  * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / stats.avgdl))) AS score"
+                "  FROM p JOIN df ON df.term = p.term CROSS JOIN stats GROUP BY p.chunk_id"
+                "  ORDER BY score DESC, p.chunk_id LIMIT :k)"
+                f" SELECT {_CHUNK_COLUMNS}, s.score AS rank FROM scored s JOIN chunks c ON c.id = s.chunk_id"
+                " JOIN documents d ON d.id = c.document_id ORDER BY s.score DESC, c.id"
             ),
-            {"q": query, "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
+            {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "k": limit,
+             "k1": float(k1), "b": float(b), "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -209,17 +211,24 @@ class SearchRepository(CaptureReads):
     def chunks_in_years(
         self, datasets: Sequence[uuid.UUID], vector: Sequence[float], first: int, last: int, limit: int
     ) -> list[dict]:
-        """Chunks naming a year in [first, last], nearest first."""
+        """Chunks naming a year in [first, last] (the indexed `years` column written at load,
+        pipelines/dates.years_named), nearest first."""
         self._nearest(limit)
+        lo, hi = max(first, YEARS_INDEXED[0]), min(last, YEARS_INDEXED[1])
+        if lo > hi:
+            return []
+        if (lo, hi) == YEARS_INDEXED:
+            dated, params = "cardinality(c.years) > 0", {}
+        else:
+            dated, params = "c.years && CAST(:yrs AS integer[])", {"yrs": list(range(lo, hi + 1))}
         rows = self.conn.execute(
             text(
                 f"SELECT {_CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id"
-                " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND EXISTS ("
-                "  SELECT 1 FROM regexp_matches(c.text, :re, 'g') m WHERE m[1]::int BETWEEN :lo AND :hi)"
+                f" WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND {dated}"
                 " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, "re": _YEAR_RE, "lo": first, "hi": last},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -322,6 +331,81 @@ class SearchRepository(CaptureReads):
         ).mappings()
         return [dict(r) for r in rows]
 
+    # ------------------------------------------------------------ passage–entity graph
+
+    def chunk_entities(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID]) -> list[dict]:
+        """Entities the chunks mention (`contains` edges), with whether each is the chunk's main one."""
+        rows = self.conn.execute(
+            text(
+                "SELECT g.source_id AS chunk_id, e.id, e.name, e.display_name, t.name AS type,"
+                " COALESCE((g.properties->>'main')::boolean, false) AS main"
+                " FROM edges g JOIN entities e ON e.id = g.target_id LEFT JOIN entity_types t ON t.id = e.type_id"
+                " WHERE g.relationship = 'contains' AND g.source_id = ANY(:c) AND g.dataset_id = ANY(:ds)"
+                " ORDER BY g.source_id, e.name"
+            ),
+            {"c": list(chunk_ids), "ds": list(datasets)},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def entities_named(self, datasets: Sequence[uuid.UUID], names: Sequence[str]) -> list[dict]:
+        rows = self.conn.execute(
+            text(
+                "SELECT e.id, e.name, e.display_name, t.name AS type FROM entities e"
+                " LEFT JOIN entity_types t ON t.id = e.type_id"
+                " WHERE e.dataset_id = ANY(:ds) AND e.name = ANY(:n) ORDER BY e.name, e.id"
+            ),
+            {"ds": list(datasets), "n": list(names)},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def entity_passages(self, datasets: Sequence[uuid.UUID], names: Sequence[str], patterns: Sequence[str],
+                        max_degree: int) -> list[dict]:
+        """Chunks mentioning entities named exactly or LIKE a pattern, with each entity's degree
+        (chunks mentioning it); entities in more than max_degree chunks are left out."""
+        rows = self.conn.execute(
+            text(
+                "WITH ents AS (SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
+                "  WHERE e.dataset_id = ANY(:ds) AND e.name = ANY(:n)"
+                "  UNION SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
+                "  WHERE e.dataset_id = ANY(:ds) AND e.name LIKE ANY(CAST(:p AS text[]))),"
+                " links AS (SELECT g.source_id AS chunk_id, ents.id, ents.name, ents.display_name, ents.type_id,"
+                "  COALESCE((g.properties->>'main')::boolean, false) AS main,"
+                "  count(*) OVER (PARTITION BY ents.id) AS degree"
+                "  FROM ents JOIN edges g ON g.target_id = ents.id AND g.relationship = 'contains'"
+                "  WHERE g.dataset_id = ANY(:ds)"
+                + (f" AND g.source_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
+                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + ")"
+                " SELECT l.chunk_id, l.id, l.name, l.display_name, l.main, l.degree, t.name AS type FROM links l"
+                " LEFT JOIN entity_types t ON t.id = l.type_id WHERE l.degree <= :m ORDER BY l.name, l.chunk_id"
+            ),
+            {"ds": list(datasets), "n": list(names), "p": list(patterns), "m": max_degree,
+             "node_sets": self.node_sets},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def facts_in_chunks(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID],
+                        entity_ids: Sequence[uuid.UUID], window: EdgeWindow = EdgeWindow()) -> list[dict]:
+        """Visible fact edges read from the chunks that touch the entities."""
+        cond, params = _window_sql(window)
+        rows = self.conn.execute(
+            text(
+                "SELECT g.id, g.source_id, g.target_id, g.relationship, s.display_name AS source_name,"
+                " t.display_name AS target_name FROM edges g"
+                " JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
+                f" WHERE g.dataset_id = ANY(:ds) AND {_NOT_FACT} AND g.provenance && CAST(:c AS uuid[])"
+                f" AND (g.source_id = ANY(:e) OR g.target_id = ANY(:e)){cond} ORDER BY g.relationship = 'related_to', g.id"
+            ),
+            {"ds": list(datasets), "c": list(chunk_ids), "e": list(entity_ids), **params},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def chunk_distances(self, chunk_ids: Sequence[uuid.UUID], vector: Sequence[float]) -> dict[uuid.UUID, float]:
+        rows = self.conn.execute(
+            text("SELECT id, embedding <=> CAST(:v AS vector) AS d FROM chunks WHERE id = ANY(:ids)"),
+            {"ids": list(chunk_ids), "v": _vector(vector)},
+        ).all()
+        return {r[0]: float(r[1]) for r in rows if r[1] is not None}
+
     def contradictions(self, datasets: Sequence[uuid.UUID], entity_ids: Sequence[uuid.UUID]) -> list[dict]:
         """`contradicts` edges touching any of the entities, with their properties."""
         if not entity_ids:
@@ -335,13 +419,3 @@ class SearchRepository(CaptureReads):
             {"ds": list(datasets), "n": list(entity_ids)},
         ).mappings()
         return [dict(r) for r in rows]
-
-    def chunk_documents(self, chunk_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict]:
-        rows = self.conn.execute(
-            text(
-                "SELECT c.id, c.document_id, d.data_item_id, d.title, c.dataset_id FROM chunks c"
-                " JOIN documents d ON d.id = c.document_id WHERE c.id = ANY(:ids)"
-            ),
-            {"ids": list(chunk_ids)},
-        ).mappings()
-        return {r["id"]: dict(r) for r in rows}

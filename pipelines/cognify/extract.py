@@ -6,6 +6,7 @@ rules of SPEC section 4, so re-running it on the same answers yields the same ro
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -90,7 +91,11 @@ def build_graph(
     dataset_id: uuid.UUID,
     chunks: list[tuple[uuid.UUID, str]],
     extractions: list[ChunkExtraction],
+    title: str | None = None,
 ) -> GraphDraft:
+    """Rows for one document. Its main entities (the title when it reads as a name, and the name
+    its text opens with) get a `contains` edge marked main from every chunk: recall's
+    multi-hop lane reaches a passage through what it is about."""
     if len(chunks) != len(extractions):
         raise ValueError(
             f"{len(chunks)} chunks but {len(extractions)} extractions; they must align"
@@ -123,6 +128,7 @@ def build_graph(
         summary = extraction.summary.summary.strip() or _fallback_summary(chunk_text)
         summaries.append(SummaryRow(summary_id(chunk), chunk, summary))
 
+    _link_main_entities(dataset_id, chunks, extractions, title, entities, types, edges)
     return GraphDraft(
         list(entities.values()), list(types.values()), list(edges.values()), summaries
     )
@@ -160,6 +166,56 @@ def _resolve_nodes(
             entities[ent_id] = replace(existing, description=description)
         mentions[node.id] = _Mention(ent_id, name, description)
     return mentions
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
+MAX_TITLE_WORDS = 10
+OPENING_CHARS = 4  # a name opening the first chunk (after at most "The ") is what the document is about
+
+
+def main_title(title: str | None) -> str | None:
+    """The title as an entity name: no file extension or trailing "(disambiguation)"; None when
+    it does not read as a name (too long, a sentence, no letters)."""
+    name = " ".join((title or "").split())
+    if " " not in name:
+        name = _EXTENSION.sub("", name).replace("_", " ").replace("-", " ") if _EXTENSION.search(name) else name
+    name = _PARENTHESIS.sub("", name).strip()
+    if not name or not any(c.isalpha() for c in name) or len(name.split()) > MAX_TITLE_WORDS:
+        return None
+    if name[-1] in ".!?;:" and not name.endswith((" Inc.", " Co.", " Ltd.", " Jr.")):
+        return None
+    return name
+
+
+def _link_main_entities(dataset: uuid.UUID, chunks: list[tuple[uuid.UUID, str]],
+                        extractions: list[ChunkExtraction], title: str | None,
+                        entities: dict[uuid.UUID, EntityRow], types: dict[uuid.UUID, EntityTypeRow],
+                        edges: dict[uuid.UUID, EdgeRow]) -> None:
+    names: list[str] = []
+    if (name := main_title(title)) is not None:
+        names.append(name)
+    if chunks:
+        opening = chunks[0][1].lstrip()[: OPENING_CHARS + 60]
+        for node in extractions[0].graph.nodes:
+            at = opening.find(node.name)
+            if node.name and 0 <= at <= OPENING_CHARS and node.type != "date":
+                names.append(" ".join(node.name.split()))
+                break
+    for name in dict.fromkeys(names):
+        ent = entity_id(dataset, name)
+        if ent not in entities:
+            type_id = entity_type_id(dataset, DEFAULT_TYPE)
+            types.setdefault(type_id, EntityTypeRow(type_id, DEFAULT_TYPE))
+            entities[ent] = EntityRow(ent, name, type_id, DEFAULT_TYPE, "")
+        for chunk, _ in chunks:
+            ident = edge_id(dataset, chunk, ent, CONTAINS)
+            existing = edges.get(ident)
+            if existing is None:
+                edges[ident] = EdgeRow(ident, chunk, ent, CONTAINS, f"Document chunk is about {name}",
+                                       {"main": True}, [chunk])
+            else:
+                existing.properties["main"] = True
 
 
 def _add_edge(

@@ -12,6 +12,7 @@ from engram.models.payloads import Provenance, RecallItem
 from engram.models.search import SearchType
 from engram.pipelines.recall import graph
 from engram.pipelines.recall.context import RecallContext
+from engram.pipelines.recall.registry import REGISTRY
 from engram.prompts.recall import answer_prompt, followup_prompt, split_reasoning
 
 NO_LLM_NOTE = ("no LLM configured (offline default): the items are the retrieved context, not a generated "
@@ -19,16 +20,6 @@ NO_LLM_NOTE = ("no LLM configured (offline default): the items are the retrieved
 MAX_ITEM_CHARS = 1500
 MAX_CONTEXT_CHARS = 12000
 
-STYLE = {
-    SearchType.RAG_COMPLETION: "rag",
-    SearchType.GRAPH_COMPLETION: "graph",
-    SearchType.GRAPH_COMPLETION_COT: "cot",
-    SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION: "extension",
-    SearchType.GRAPH_SUMMARY_COMPLETION: "summary",
-    SearchType.TRIPLET_COMPLETION: "triplet",
-    SearchType.HYBRID_COMPLETION: "hybrid",
-    SearchType.TEMPORAL: "temporal",
-}
 _LABEL = {"chunk": "passage", "summary": "summary", "triplet": "fact", "session": "earlier in this session"}
 
 
@@ -47,6 +38,11 @@ def render_line(number: int, item: RecallItem) -> str:
     if len(text) > MAX_ITEM_CHARS:
         text = text[:MAX_ITEM_CHARS] + " …"
     line = f"[{number}] ({label}) {text}"
+    if item.via:
+        line += f" — linked by: {'; '.join(item.via)}"
+    if item.passage:
+        passage = " ".join(item.passage.split())
+        line += f" — from the passage: {passage[:MAX_ITEM_CHARS]}"
     if item.superseded_facts:
         for f in item.superseded_facts:
             by = f'replaced by "{f["by"]}"' if f.get("by") else (
@@ -92,7 +88,8 @@ def complete(ctx: RecallContext, search_type: SearchType, items: list[RecallItem
     try:
         if search_type is SearchType.GRAPH_COMPLETION_COT:
             return _chain_of_thought(ctx, items, gateway)
-        text = gateway.complete(answer_prompt(ctx.question, render_context(items), STYLE[search_type]))
+        style = REGISTRY[search_type].style or ""
+        text = gateway.complete(answer_prompt(ctx.question, render_context(items), style))
         return Completion(answer_item(text, items), items)
     except llm_errors as exc:
         return Completion(None, items, f"the LLM call failed ({exc}); the items are the retrieved context")
@@ -107,7 +104,7 @@ def _chain_of_thought(ctx: RecallContext, items: list[RecallItem], gateway) -> C
         seen = {_key(i) for i in items}
         merged += [i for i in graph.graph_completion(ctx.with_question(followup)) if _key(i) not in seen]
     text = gateway.complete(answer_prompt(
-        ctx.question, render_context(merged), "cot",
+        ctx.question, render_context(merged), REGISTRY[SearchType.GRAPH_COMPLETION_COT].style or "",
         note=f"A follow-up lookup asked: {followup}" if followup else None))
     answer, reasoning = split_reasoning(text)
     note = f"follow-up lookup: {followup}" if followup else None

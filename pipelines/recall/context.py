@@ -41,7 +41,10 @@ class RecallContext:
     embedder: Any
     window: EdgeWindow = field(default_factory=EdgeWindow)
     truth: TruthHook | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)  # the search type's fusion weights
+    bm25: tuple[float, float] = (1.5, 0.75)  # (k1, b)
     _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _lists: dict[tuple, Any] = field(default_factory=dict, repr=False)  # ranked lists computed once
     filters: dict[str, Any] = field(default_factory=dict)  # CAPTURES: types, project, tags
 
     @property
@@ -58,7 +61,14 @@ class RecallContext:
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""
         return RecallContext(question, self.top_k, self.scope, self.search, self.embedder, self.window,
-                             self.truth, self._vectors, self.filters)
+                             self.truth, self.weights, self.bm25, self._vectors, filters=self.filters)
+
+    def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """A ranked list (or other read) computed once per recall."""
+        key = (self.question, *key)
+        if key not in self._lists:
+            self._lists[key] = compute()
+        return self._lists[key]
 
     def chunk_provenance(self, row: Mapping[str, Any]) -> Provenance:
         return Provenance(

@@ -7,38 +7,19 @@ The caller (tasks/recall.py) authorises the datasets first and hands in only rea
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from engram.models.payloads import Provenance, RecallItem, RecallRequest, RecallResult
-from engram.models.search import COMPLETION_TYPES, EdgeWindow, SearchType
+from engram.models.search import EdgeWindow, SearchType
 from engram.pipelines.ids import ENGRAM_NAMESPACE
-from engram.pipelines.recall import captures, graph, lanes, temporal, timeline
+from engram.pipelines.recall import captures, timeline
 from engram.pipelines.recall.completion import complete, render_context
 from engram.pipelines.recall.context import RecallContext, Scope, TruthHook
+from engram.pipelines.recall.registry import REGISTRY
 from engram.pipelines.recall.router import DEFAULT_TYPE, route
 from engram.pipelines.recall.session import DEFAULT_LIMIT, match_session_entries, tokens
 
-Lane = Callable[[RecallContext], list[RecallItem]]
-
-LANES: dict[SearchType, Lane] = {
-    SearchType.CHUNKS: lanes.chunks,
-    SearchType.CHUNKS_LEXICAL: lanes.chunks_lexical,
-    SearchType.SUMMARIES: lanes.summaries,
-    SearchType.RAG_COMPLETION: lanes.chunks,
-    SearchType.HYBRID_COMPLETION: lanes.hybrid,
-    SearchType.GRAPH_COMPLETION: graph.graph_completion,
-    SearchType.GRAPH_COMPLETION_COT: graph.graph_completion,
-    SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION: graph.context_extension,
-    SearchType.GRAPH_SUMMARY_COMPLETION: graph.graph_summary,
-    SearchType.TRIPLET_COMPLETION: graph.triplet_completion,
-    SearchType.TEMPORAL: temporal.temporal,
-    SearchType.CAPTURES: captures.captures,
-}
-# Types whose lanes read chunks and summaries only: a node_sets filter applies to them.
-NODE_SET_TYPES = frozenset({SearchType.CHUNKS, SearchType.CHUNKS_LEXICAL, SearchType.SUMMARIES,
-                            SearchType.RAG_COMPLETION, SearchType.HYBRID_COMPLETION})
 SESSION_SCAN = 500  # most recent entries of a session that token matching looks at
 SESSION_CONTEXT_CHARS = 4000  # context kept with a stored session entry
 
@@ -55,6 +36,7 @@ class RecallPorts:
     sessions: Any = None  # SessionRepository interface; None: no session lane
     truth: TruthHook | None = None
     llm_errors: tuple[type[BaseException], ...] = ()  # model failures that degrade to context
+    bm25: tuple[float, float] = (1.5, 0.75)  # Okapi BM25 (k1, b)
 
 
 def choose_type(requested: str | None) -> tuple[SearchType, bool]:
@@ -62,6 +44,12 @@ def choose_type(requested: str | None) -> tuple[SearchType, bool]:
     if requested and requested != SearchType.FEELING_LUCKY.value:
         return SearchType(requested), True
     return DEFAULT_TYPE, False
+
+
+def _retrieve(ctx: RecallContext, search_type: SearchType) -> list[RecallItem]:
+    recipe = REGISTRY[search_type]
+    ctx.weights = recipe.weights
+    return timeline.apply(ctx, recipe.lane(ctx))
 
 
 def session_items(req: RecallRequest, scope: Scope, ports: RecallPorts) -> list[RecallItem]:
@@ -85,17 +73,17 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     decision = None if pinned else route(req.question)
     if decision is not None:
         search_type = decision.search_type
-    if req.node_sets and search_type not in NODE_SET_TYPES:
+    if req.node_sets and not (search_type in REGISTRY and REGISTRY[search_type].node_sets):
         if pinned:
             raise UnsupportedSearchType(f"search type {search_type.value} does not filter by node_sets; use one of "
-                                        + ", ".join(sorted(t.value for t in NODE_SET_TYPES)))
+                                        + ", ".join(sorted(t.value for t, r in REGISTRY.items() if r.node_sets)))
         search_type = DEFAULT_TYPE
-    if search_type not in LANES:
+    if search_type not in REGISTRY:
         if pinned:
             raise UnsupportedSearchType(f"search type {search_type.value} is not available for recall")
         search_type = DEFAULT_TYPE
     ctx = RecallContext(req.question, req.top_k, scope, ports.search, ports.embedder,
-                        EdgeWindow(req.as_of, req.include_history), ports.truth,
+                        EdgeWindow(req.as_of, req.include_history), ports.truth, bm25=ports.bm25,
                         filters=req.capture_filter)
     remembered = session_items(req, scope, ports)
     sources = ["session"] if remembered else []
@@ -104,17 +92,17 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     fallback_from = None
     # Session only: a session hit answers and the graph is skipped (auto-fallthrough).
     if not (remembered and req.session_id and not req.datasets) and scope.datasets:
-        items = timeline.apply(ctx, LANES[search_type](ctx))
+        items = _retrieve(ctx, search_type)
         if not items and not pinned and search_type is not DEFAULT_TYPE:
             fallback_from, search_type = search_type, DEFAULT_TYPE
             notes.append(f"auto-routed {fallback_from.value} found nothing; fell back to {DEFAULT_TYPE.value}")
-            items = timeline.apply(ctx, LANES[search_type](ctx))
+            items = _retrieve(ctx, search_type)
         sources.append("graph")
     elif not scope.datasets:
         notes.append("no readable dataset to search")
     context = remembered + captures.attach(items, ports.search)
     generated, answer = False, None
-    if search_type in COMPLETION_TYPES and context:
+    if REGISTRY[search_type].completes and context:
         done = complete(ctx, search_type, context, ports.gateway, ports.llm_errors)
         context, answer = done.items, done.answer
         generated = answer is not None

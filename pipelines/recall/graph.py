@@ -108,8 +108,9 @@ def triplet_items(ctx: RecallContext, rows: Sequence[dict]) -> list[RecallItem]:
         return []
     entity_ids = {r["source_id"] for r in rows} | {r["target_id"] for r in rows}
     contradictions = ctx.search.contradictions(ctx.datasets, list(entity_ids))
-    first_chunks = [r["provenance"][0] for r in rows if r["provenance"]]
-    documents = ctx.search.chunk_documents(first_chunks) if first_chunks else {}
+    first_chunks = list(dict.fromkeys(r["provenance"][0] for r in rows if r["provenance"]))
+    # The passage each fact was read from travels with it: completions see the source text.
+    documents = ctx.search.chunks_by_ids(first_chunks) if first_chunks else {}
     items = []
     for r in rows:
         doc = documents.get(r["provenance"][0], {}) if r["provenance"] else {}
@@ -119,6 +120,7 @@ def triplet_items(ctx: RecallContext, rows: Sequence[dict]) -> list[RecallItem]:
             score=round(r["score"], 6),
             superseded=bool(r["superseded"]),
             conflicts=conflicts_for(r, contradictions),
+            passage=doc.get("text"),
             provenance=Provenance(dataset=ctx.scope.name(r["dataset_id"]), document_id=doc.get("document_id"),
                                   data_item_id=doc.get("data_item_id"), title=doc.get("title"),
                                   chunk_ids=list(r["provenance"]), edge_ids=[r["id"]]),
@@ -155,9 +157,10 @@ def graph_rows(ctx: RecallContext) -> list[dict]:
 def extended_rows(ctx: RecallContext) -> list[dict]:
     """Graph rows, then expand from the entities they reach while new facts appear, at most
     MAX_EXTENSION_ROUNDS rounds and NEIGHBOURHOOD_FACTOR·top_k facts read (each round's scores
-    decay). Returns the top_k best plus up to top_k more, so facts reached only through
-    expansion (the path between two entities) are not cut by the decay."""
+    decay). Returns top_k: the best half of the first neighbourhood, then the best facts reached
+    only through expansion (the path between two entities), so the decay does not cut them."""
     seen = {r["id"]: r for r in _candidates(ctx, via_entities=True)[: ctx.top_k]}
+    base = set(seen)
     expanded: set[uuid.UUID] = set()
     frontier = list(seen.values())
     for round_ in range(1, MAX_EXTENSION_ROUNDS + 1):
@@ -172,7 +175,10 @@ def extended_rows(ctx: RecallContext) -> list[dict]:
             break
         seen.update({r["id"]: r for r in fresh})
         frontier = fresh
-    return sorted(seen.values(), key=_rank)[: 2 * ctx.top_k]
+    first = sorted(seen.values(), key=_rank)
+    reached = [r for r in first if r["id"] not in base]
+    head = [r for r in first if r["id"] in base][: max(1, ctx.top_k - min(len(reached), ctx.top_k // 2))]
+    return (head + reached)[: ctx.top_k]
 
 
 def triplet_completion(ctx: RecallContext) -> list[RecallItem]:

@@ -1,58 +1,121 @@
-"""Chunk lanes: vector, lexical (Postgres full text), summaries and hybrid fusion (SPEC §5)."""
+"""Passage lanes: dense vector, Okapi BM25, summaries, and their weighted fusion with the
+multi-hop graph expansion (SPEC §5; weights come from the search-type registry).
+
+Every lane returns top_k items when the datasets hold that many: BM25 tops up from the dense
+list when fewer chunks share a term with the question.
+"""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping
+
 from engram.models.payloads import RecallItem
+from engram.pipelines.recall import lexical, multihop
 from engram.pipelines.recall.context import RecallContext, similarity
-from engram.pipelines.recall.ranking import rank_hybrid
+from engram.pipelines.recall.ranking import rank_weighted
+
+SEEDS = 3  # first-hop passages the graph expansion starts from
 
 
-def _depth(top_k: int) -> int:
+def depth(top_k: int) -> int:
     """How deep each ranked list of a fusion reaches: fusion needs more than the final k."""
     return max(2 * top_k, 20)
 
 
-def chunk_item(ctx: RecallContext, row: dict, score: float) -> RecallItem:
-    return RecallItem(kind="chunk", text=row["text"], score=round(score, 6), provenance=ctx.chunk_provenance(row))
+def chunk_item(ctx: RecallContext, row: dict, score: float, via: list[str] | None = None,
+               edge_ids: list[uuid.UUID] | None = None) -> RecallItem:
+    provenance = ctx.chunk_provenance(row)
+    if edge_ids:
+        provenance.edge_ids = list(edge_ids)
+    return RecallItem(kind="chunk", text=row["text"], score=round(score, 6), provenance=provenance, via=via or [])
+
+
+# ------------------------------------------------------------------ ranked lists (rows, best first)
+
+
+def dense_rows(ctx: RecallContext, k: int) -> list[dict]:
+    return ctx.cached(("dense", k), lambda: ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(), k))
+
+
+def bm25_rows(ctx: RecallContext, k: int) -> list[dict]:
+    k1, b = ctx.bm25
+    return ctx.cached(("bm25", k), lambda: ctx.search.chunks_bm25(
+        ctx.datasets, lexical.query_terms(ctx.question), k, k1, b))
+
+
+def summary_rows(ctx: RecallContext, k: int) -> list[dict]:
+    return ctx.cached(("summaries", k), lambda: ctx.search.summaries_by_vector(ctx.datasets, ctx.vector(), k))
+
+
+# ------------------------------------------------------------------ single lanes
 
 
 def chunks(ctx: RecallContext) -> list[RecallItem]:
-    rows = ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(), ctx.top_k)
-    return [chunk_item(ctx, r, similarity(r["distance"])) for r in rows]
+    return [chunk_item(ctx, r, similarity(r["distance"])) for r in dense_rows(ctx, ctx.top_k)]
 
 
 def chunks_lexical(ctx: RecallContext) -> list[RecallItem]:
-    """Every term (quoted phrases as phrases) first; if nothing matches all, any term."""
-    rows = ctx.search.chunks_lexical(ctx.datasets, ctx.question, ctx.top_k)
-    if not rows:
-        rows = ctx.search.chunks_lexical_any(ctx.datasets, ctx.question, ctx.top_k)
-    return [chunk_item(ctx, r, float(r["rank"])) for r in rows]
+    """Okapi BM25, query terms OR-ed; topped up by the nearest chunks (scored below the last
+    BM25 hit) when fewer than top_k chunks share a term with the question."""
+    rows = bm25_rows(ctx, ctx.top_k)
+    items = [chunk_item(ctx, r, float(r["rank"])) for r in rows]
+    if len(items) < ctx.top_k:
+        seen = {r["id"] for r in rows}
+        floor = min((i.score for i in items), default=0.0)
+        extra = [r for r in dense_rows(ctx, ctx.top_k + len(rows)) if r["id"] not in seen]
+        for n, r in enumerate(extra[: ctx.top_k - len(items)], 1):
+            items.append(chunk_item(ctx, r, floor * (1 - 0.01 * n) if floor > 0 else -0.01 * n))
+    return items
 
 
 def summaries(ctx: RecallContext) -> list[RecallItem]:
-    rows = ctx.search.summaries_by_vector(ctx.datasets, ctx.vector(), ctx.top_k)
     return [
         RecallItem(kind="summary", text=r["text"], score=similarity(r["distance"]), provenance=ctx.chunk_provenance(r))
-        for r in rows
+        for r in summary_rows(ctx, ctx.top_k)
     ]
 
 
-def hybrid(ctx: RecallContext) -> list[RecallItem]:
-    """Reciprocal-rank fusion of chunk-vector, summary-vector and lexical ranks, times the
-    importance factor and the truth factor (neutral until a truth hook is given)."""
-    depth = _depth(ctx.top_k)
-    by_vector = ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(), depth)
-    by_summary = ctx.search.summaries_by_vector(ctx.datasets, ctx.vector(), depth)
-    by_terms = ctx.search.chunks_lexical_any(ctx.datasets, ctx.question, depth)
-    rows = {r["id"]: r for r in by_vector}
-    rows.update({r["id"]: r for r in by_terms if r["id"] not in rows})
-    summary_chunks = [s["chunk_id"] for s in by_summary]
-    missing = [c for c in summary_chunks if c not in rows]
+# ------------------------------------------------------------------ fusion
+
+
+def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[str, list] | None = None,
+               k: int | None = None) -> list[tuple[dict, float, multihop.Bridge | None]]:
+    """Weighted RRF of the ranked lists named in `weights` (dense, bm25, summaries, graph, and
+    any `extra` ones), times importance and truth. Returns (row, score, bridge) best first."""
+    k = k or ctx.top_k
+    n = depth(k)
+    rows: dict[uuid.UUID, dict] = {}
+    lists: dict[str, list[uuid.UUID]] = {}
+    if weights.get("dense"):
+        found = dense_rows(ctx, n)
+        rows.update({r["id"]: r for r in found})
+        lists["dense"] = [r["id"] for r in found]
+    if weights.get("bm25"):
+        found = bm25_rows(ctx, n)
+        rows.update({r["id"]: r for r in found if r["id"] not in rows})
+        lists["bm25"] = [r["id"] for r in found]
+    if weights.get("summaries"):
+        lists["summaries"] = [s["chunk_id"] for s in summary_rows(ctx, n)]
+    bridges: dict[uuid.UUID, multihop.Bridge] = {}
+    if weights.get("graph"):
+        first_hop = rank_weighted({name: ids for name, ids in lists.items()}, weights, k)
+        seeds = [(cid, score) for cid, score in first_hop[:SEEDS]]
+        for bridge in multihop.expand(ctx, seeds, n):
+            bridges[bridge.chunk_id] = bridge
+        lists["graph"] = list(bridges)
+    for name, ids in (extra or {}).items():
+        lists[name] = ids
+    missing = [cid for ids in lists.values() for cid in ids if cid not in rows]
     if missing:
-        rows.update(ctx.search.chunks_by_ids(missing))
+        rows.update(ctx.search.chunks_by_ids(list(dict.fromkeys(missing))))
     importance = {cid: r.get("importance") for cid, r in rows.items()}
     truth = dict(ctx.truth(ctx.question, list(rows.values()))) if ctx.truth else {}
-    ranked = rank_hybrid(
-        [r["id"] for r in by_vector], summary_chunks, [r["id"] for r in by_terms], ctx.top_k, importance, truth
-    )
-    return [chunk_item(ctx, rows[cid], score) for cid, score in ranked if cid in rows]
+    ranked = rank_weighted(lists, weights, k, importance, truth)
+    return [(rows[cid], score, bridges.get(cid)) for cid, score in ranked if cid in rows]
+
+
+def hybrid(ctx: RecallContext) -> list[RecallItem]:
+    """Dense, BM25 and graph-expansion ranks fused with the search type's weights."""
+    return [chunk_item(ctx, row, score, *(multihop.provenance(bridge) if bridge else ((), ())))
+            for row, score, bridge in fused_rows(ctx, ctx.weights or {"dense": 1.0, "bm25": 1.0})]

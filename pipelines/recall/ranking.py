@@ -79,9 +79,33 @@ def rank_hybrid(
     top_k <= 0), score descending, ties broken by str(id) ascending so equal inputs always
     give the same order.
     """
+    lists = {"chunks": chunk_vec_ids, "summaries": summary_vec_ids, "lexical": lexical_ids}
+    return rank_weighted(lists, dict.fromkeys(lists, 1.0), top_k, importance, truth)
+
+
+def rank_weighted(
+    lists: Mapping[str, Sequence[Id]],
+    weights: Mapping[str, float],
+    top_k: int,
+    importance: Mapping[Id, float | None] | None = None,
+    truth: Mapping[Id, float | None] | None = None,
+) -> list[tuple[Id, float]]:
+    """Weighted RRF: score(id) = Σ over named lists of weight/(rrf_k + rank + 1), then the
+    importance and truth factors; lists without a weight count 0. Order and ties as rank_hybrid."""
     importance = importance or {}
     truth = truth or {}
-    fused = rrf_fuse([chunk_vec_ids, summary_vec_ids, lexical_ids], top_k)
+    k = rrf_k(top_k)
+    fused: dict[Id, float] = {}
+    for name, ranked in lists.items():
+        weight = float(weights.get(name, 0.0))
+        if weight <= 0:
+            continue
+        seen: set[Id] = set()
+        for rank, item in enumerate(ranked):
+            if item in seen:
+                continue
+            seen.add(item)
+            fused[item] = fused.get(item, 0.0) + weight / (k + rank + 1)
     scored = [
         (item, base * importance_factor(importance.get(item)) * truth_factor(truth.get(item)))
         for item, base in fused.items()

@@ -9,6 +9,7 @@ declared first); a best total below 2.0 routes to HYBRID_COMPLETION.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import timedelta
 from dataclasses import dataclass, field
 
@@ -32,39 +33,20 @@ _BEFORE_RE = re.compile(rf"\b(before|until|till|through|after|since)\s+({_YEAR})
 @dataclass(frozen=True)
 class Rule:
     label: str
-    search_type: SearchType
     weight: float
     pattern: re.Pattern[str]
+    unless: re.Pattern[str] | None = None  # the rule stays silent when this matches the query
 
 
-def _rule(label: str, search_type: SearchType, weight: float, pattern: str) -> Rule:
-    return Rule(label, search_type, weight, re.compile(pattern, re.IGNORECASE))
+def rule(label: str, weight: float, pattern: str, unless: str | None = None) -> Rule:
+    return Rule(label, weight, re.compile(pattern, re.IGNORECASE), re.compile(unless, re.IGNORECASE) if unless else None)
 
 
-# Declaration order doubles as the tie-break between types with equal totals.
-RULES: tuple[Rule, ...] = (
-    _rule("quoted", SearchType.CHUNKS_LEXICAL, 8.0, r"[\"\u201c][^\"\u201c\u201d]+[\"\u201d]"),
-    _rule("exact", SearchType.CHUNKS_LEXICAL, 4.0, r"\b(?:exact|verbatim)\b"),
-    _rule(
-        "summary",
-        SearchType.GRAPH_SUMMARY_COMPLETION,
-        5.0,
-        r"\b(?:summary|summaries|summari[sz](?:e|es|ed|ing)|overview|tl;?dr|gist|recap)\b",
-    ),
-    _rule("why", SearchType.GRAPH_COMPLETION_COT, 4.0, r"\b(?:why|explain\w*)\b"),
-    _rule("because", SearchType.GRAPH_COMPLETION_COT, 2.0, r"\b(?:because|therefore)\b"),
-    _rule(
-        "connection",
-        SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION,
-        5.0,
-        r"\bhow\s+(?:is|are|was|were)\b.{0,80}?\brelated\b|\bwhat\s+connects?\b|\bpaths?\s+between\b",
-    ),
-    _rule("relationship", SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION, 3.0, r"\brelationships?\b"),
-    _rule("year_range", SearchType.TEMPORAL, 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
-    _rule("timeline", SearchType.TEMPORAL, 4.0, r"\b(?:timelines?|decades?)\b"),
-    _rule("when", SearchType.TEMPORAL, 3.0, r"\b(?:when|before|after)\b"),
-    _rule("year", SearchType.TEMPORAL, 3.0, rf"\b{_YEAR}\b"),
-)
+# A question (wh-word or auxiliary first, or a closing "?"): quoting a title inside one is not a
+# phrase search.
+QUESTION = (r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|did|does|do|has|have|can"
+            r"|in|on|at)\b|\?\s*$")
+YEAR = _YEAR
 
 
 @dataclass(frozen=True)
@@ -80,17 +62,24 @@ def _negated(query: str, start: int) -> bool:
 
 
 def _fires(rule: Rule, query: str) -> bool:
-    """A rule fires when at least one of its matches is not negated."""
+    """A rule fires when at least one of its matches is not negated (and its `unless` does not match)."""
+    if rule.unless is not None and rule.unless.search(query):
+        return False
     return any(not _negated(query, m.start()) for m in rule.pattern.finditer(query))
 
 
-def route(query: str) -> RouteDecision:
+def route(query: str, rules: Sequence[tuple[SearchType, Rule]] | None = None) -> RouteDecision:
+    """Rules default to the search-type registry's (pipelines/recall/registry.py)."""
+    if rules is None:
+        from engram.pipelines.recall.registry import router_rules  # the registry imports this module
+
+        rules = router_rules()
     totals: dict[SearchType, float] = {}
     labels: dict[SearchType, list[str]] = {}
-    for rule in RULES:
+    for search_type, rule in rules:
         if _fires(rule, query):
-            totals[rule.search_type] = totals.get(rule.search_type, 0.0) + rule.weight
-            labels.setdefault(rule.search_type, []).append(rule.label)
+            totals[search_type] = totals.get(search_type, 0.0) + rule.weight
+            labels.setdefault(search_type, []).append(rule.label)
     if not totals:
         return RouteDecision(DEFAULT_TYPE, 0.0, [])
     # max() keeps the first maximum, and dicts keep rule-declaration order.

@@ -134,8 +134,9 @@ def test_a_sigkilled_worker_loses_nothing_and_duplicates_nothing(worker_factory,
             " WHERE id = ANY(:r)))"), {"r": run_ids}).scalar_one()
     assert counts["chunks"] == expected_chunks == distinct
     assert counts["summaries"] == expected_chunks
-    # One entity per name across all six documents, one edge per identity.
-    assert counts["entities"] == 2
+    # One entity per name across all six documents (plus each document's title as its main
+    # entity), one edge per identity.
+    assert counts["entities"] == 2 + len(paths)
 
 
 @pytest.mark.parametrize(

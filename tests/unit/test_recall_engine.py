@@ -5,15 +5,19 @@ import pytest
 from engram.models.payloads import Provenance, RecallItem, RecallRequest, RecallResult
 from engram.models.search import SearchType
 from engram.pipelines.recall.context import Scope
-from engram.pipelines.recall.engine import LANES, choose_type, entry_id, session_entry
+from engram.pipelines.recall.engine import choose_type, entry_id, session_entry
+from engram.pipelines.recall.registry import REGISTRY
 from engram.pipelines.recall.temporal import window_of
 
 D1, D2 = uuid.uuid4(), uuid.uuid4()
 SCOPE = Scope([D1, D2], {D1: "one", D2: "two"}, uuid.uuid4(), writable=frozenset({D1, D2}))
 
 
-def test_every_search_type_but_agentic_has_a_lane():
-    assert set(SearchType) - set(LANES) == {SearchType.FEELING_LUCKY, SearchType.AGENTIC_COMPLETION}
+def test_every_search_type_but_agentic_has_a_recipe():
+    assert set(SearchType) - set(REGISTRY) == {SearchType.FEELING_LUCKY, SearchType.AGENTIC_COMPLETION}
+    # completion types say what their context is; retrieval-only types generate nothing
+    for search_type, recipe in REGISTRY.items():
+        assert bool(recipe.style) == recipe.completes, search_type
 
 
 def test_explicit_types_are_pinned_feeling_lucky_and_none_are_routed():

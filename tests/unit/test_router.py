@@ -127,13 +127,26 @@ def test_year_range_single_and_open():
     assert year_range("no year") is None
 
 
-def test_a_best_total_below_the_threshold_defaults_to_hybrid(monkeypatch):
+def test_a_best_total_below_the_threshold_defaults_to_hybrid():
     # Every shipped rule weighs >= 2.0, so a weaker rule shows the threshold itself at work.
     from engram.pipelines.recall import router
+    from engram.pipelines.recall.registry import router_rules
 
-    weak = router._rule("weak", SearchType.CHUNKS, 1.5, r"\bweakword\b")
-    monkeypatch.setattr(router, "RULES", router.RULES + (weak,))
-    d = route("weakword please")
+    rules = router_rules() + ((SearchType.CHUNKS, router.rule("weak", 1.5, r"\bweakword\b")),)
+    d = route("weakword please", rules)
     assert (d.search_type, d.score, d.matched) == (SearchType.HYBRID_COMPLETION, 1.5, [])
     # The same rule matching twice still counts once: 1.5 stays below 2.0.
-    assert route("weakword and weakword").search_type is SearchType.HYBRID_COMPLETION
+    assert route("weakword and weakword", rules).search_type is SearchType.HYBRID_COMPLETION
+
+
+def test_a_question_quoting_a_title_is_not_a_phrase_search():
+    assert route('Which magazine was started first, "Arthur\'s Magazine" or "First for Women"?').search_type \
+        is SearchType.HYBRID_COMPLETION
+    assert route('"paper lanterns" festival').search_type is SearchType.CHUNKS_LEXICAL
+
+
+def test_two_hop_wording_with_a_date_word_stays_on_the_default_route():
+    for q in ["When was the director of Kiss and Tell born?", "Which 2006 film starred the actor who played Hamlet?"]:
+        assert route(q).search_type is SearchType.HYBRID_COMPLETION, q
+    assert route("when did Alice join").search_type is SearchType.TEMPORAL
+    assert route("who ran acme between 2010 and 2020").search_type is SearchType.TEMPORAL

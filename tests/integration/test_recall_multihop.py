@@ -1,0 +1,74 @@
+"""Multi-hop recall through the real pipeline (offline extractor, worker, Postgres): a bridge
+passage that shares few words with the question is reached through the entity the first
+passage names, carries the linking facts, and BM25 statistics follow loads and forgets."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+DOCS = {
+    "Kiss and Tell (1945 film)": "Kiss and Tell is a 1945 American comedy film starring Shirley Temple as "
+                                 "Corliss Archer, a teenage girl who keeps a secret for her friend.",
+    "Shirley Temple": "Shirley Temple Black (April 23, 1928 - February 10, 2014) was an actress and singer. "
+                      "As an adult she served as Chief of Protocol of the United States and as ambassador "
+                      "to Ghana.",
+    "Meet Corliss Archer": "Meet Corliss Archer is a radio comedy about a teenage girl, written by F. Hugh "
+                           "Herbert and broadcast from 1943.",
+    "Janet Waldo": "Janet Waldo was an American radio actress who voiced Corliss Archer on the radio show.",
+    "Harbor Theatre": "The Harbor Theatre is a cinema that showed comedy films and a film festival every "
+                      "spring for teenage audiences.",
+    "Ghana Railway": "The Ghana Railway Corporation runs trains between the cities of Ghana.",
+}
+QUESTION = "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?"
+
+
+@pytest.fixture(scope="module")
+def bridge(worker):
+    user, name = f"hop-{uuid.uuid4().hex[:8]}", f"multihop-{uuid.uuid4().hex[:8]}"
+    statuses = worker.client.remember(dataset=name, user=user, items=[{"text": t, "name": n} for n, t in DOCS.items()],
+                                      background=False, timeout=300)
+    assert [s.status for s in statuses] == ["completed"] * len(DOCS), [s.error for s in statuses]
+    return {"user": user, "dataset": name}
+
+
+def test_the_default_route_reaches_the_bridge_passage_with_the_facts_that_link_it(client, bridge):
+    # top 4 of 6: Janet Waldo (names Corliss Archer, shares the question's words) may rank above it
+    result = client.recall(QUESTION, datasets=[bridge["dataset"]], user=bridge["user"], top_k=4)
+    assert result.routed and result.search_type == "HYBRID_COMPLETION"
+    titles = [i.provenance.title for i in result.items]
+    assert "Shirley Temple" in titles, titles
+    hop = next(i for i in result.items if i.provenance.title == "Shirley Temple")
+    assert "Chief of Protocol" in hop.text
+    assert any("Shirley Temple" in fact for fact in hop.via), hop.via
+    assert hop.provenance.edge_ids and hop.provenance.chunk_ids
+    assert len(result.items) == 4
+
+
+def test_graph_facts_carry_their_source_passage(client, bridge):
+    result = client.recall("Who starred in Kiss and Tell?", datasets=[bridge["dataset"]], user=bridge["user"],
+                           search_type="GRAPH_COMPLETION", top_k=5)
+    facts = [i for i in result.items if i.kind == "triplet"]
+    assert facts and all(i.passage and i.passage in DOCS.values() for i in facts)
+
+
+def test_bm25_statistics_follow_loads_and_forgets(client, worker, store):
+    from engram.adapters.store.search import SearchRepository
+    from engram.pipelines.recall.lexical import query_terms
+
+    user, name = f"lex-{uuid.uuid4().hex[:8]}", f"lex-{uuid.uuid4().hex[:8]}"
+    texts = ["Otters float in kelp.", "Kelp grows fast in cold water.", "Otters eat urchins and crabs."]
+    statuses = client.remember(dataset=name, user=user, items=[{"text": t} for t in texts], background=False,
+                               timeout=300)
+    with store.unit_of_work() as uow:
+        dataset = uow.access.find_dataset(name, user)
+        rows = SearchRepository(uow.conn).chunks_bm25([dataset], query_terms("otters urchins"), 10)
+    # OR-ed terms: both otter chunks match; the rarer term (urchins) puts its chunk first.
+    assert [r["text"] for r in rows] == [texts[2], texts[0]]
+    client.forget(dataset=name, user=user, data_item_id=str(statuses[2].data_item_id))
+    with store.unit_of_work() as uow:
+        rows = SearchRepository(uow.conn).chunks_bm25([dataset], query_terms("otters urchins"), 10)
+        left = uow.conn.exec_driver_sql(
+            "SELECT count(DISTINCT chunk_id) FROM chunk_terms WHERE dataset_id = %s", (dataset,)).scalar_one()
+    assert [r["text"] for r in rows] == [texts[0]] and left == 2

@@ -1,0 +1,119 @@
+"""Pure pieces of the new recall: BM25 terms, weighted fusion, entity aliases, question names,
+the multi-hop walk over a fake search port, main titles, the offline extractor's linking."""
+
+from __future__ import annotations
+
+import uuid
+
+from engram.adapters.llm.offline import offline_graph
+from engram.models.search import EdgeWindow
+from engram.pipelines.cognify.extract import build_graph, main_title
+from engram.pipelines.recall import lexical, multihop
+from engram.pipelines.recall.context import RecallContext, Scope
+from engram.pipelines.recall.ranking import rank_weighted
+from engram.adapters.llm.offline import offline_chunk_extraction
+
+
+def test_bm25_terms_are_lowercased_stemmed_and_stop_words_dropped():
+    assert lexical.terms("The Universities of Running rivers, and a river") == [
+        "universiti", "run", "river", "river"]
+    assert lexical.postings("Otters, otters and kelp") == ({"otter": 2, "kelp": 1}, 3)
+    assert lexical.query_terms("otters eat otters") == {"otter": 2, "eat": 1}
+
+
+def test_weighted_fusion_counts_only_weighted_lists_and_honours_importance():
+    lists = {"dense": ["a", "b"], "bm25": ["b", "c"], "summaries": ["c", "c", "a"]}
+    ranked = rank_weighted(lists, {"dense": 1.0, "bm25": 1.0}, 3)
+    assert [i for i, _ in ranked] == ["b", "a", "c"]
+    heavy = rank_weighted(lists, {"dense": 1.0, "bm25": 3.0}, 3)
+    assert heavy[0][0] == "b" and [i for i, _ in heavy][1] == "c"
+    low = rank_weighted(lists, {"dense": 1.0, "bm25": 1.0}, 3, importance={"b": 0.0})
+    assert low[0][0] == "b" or low[0][1] < ranked[0][1]
+
+
+def test_aliases_are_leading_and_trailing_runs_of_two_or_more_words():
+    assert multihop.same_entity("moscow_state_university", "lomonosov_moscow_state_university")
+    assert multihop.same_entity("shirley_temple_black", "shirley_temple")
+    assert not multihop.same_entity("state", "moscow_state_university")  # one word is too weak
+    assert not multihop.same_entity("temple_black", "shirley_temple")
+
+
+def test_question_names_are_capitalised_spans():
+    exact, named = multihop.question_names("Who directed the film Kiss and Tell in 1945?")
+    assert "kiss_and_tell" in exact and "kiss_and_tell" in named
+    assert "who" not in exact and "the" not in exact and "kiss" in exact
+
+
+class FakeSearch:
+    """Two passages: the seed names Shirley Temple; the bridge is about Shirley Temple Black."""
+
+    def __init__(self):
+        self.seed, self.bridge, self.other = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        self.st, self.stb, self.fact = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        self.window = None
+
+    def chunk_entities(self, datasets, chunk_ids):
+        return [{"chunk_id": self.seed, "id": self.st, "name": "shirley_temple", "display_name": "Shirley Temple",
+                 "type": "person", "main": False},
+                {"chunk_id": self.seed, "id": uuid.uuid4(), "name": "1945", "display_name": "1945",
+                 "type": "date", "main": False}]
+
+    def entities_named(self, datasets, names):
+        return []
+
+    def entity_passages(self, datasets, names, patterns, max_degree):
+        assert "shirley_temple\\_%" in patterns
+        return [{"chunk_id": self.bridge, "id": self.stb, "name": "shirley_temple_black",
+                 "display_name": "Shirley Temple Black", "type": "person", "main": True, "degree": 1},
+                {"chunk_id": self.other, "id": self.st, "name": "shirley_temple", "display_name": "Shirley Temple",
+                 "type": "person", "main": False, "degree": 2},
+                {"chunk_id": self.seed, "id": self.st, "name": "shirley_temple", "display_name": "Shirley Temple",
+                 "type": "person", "main": False, "degree": 2}]
+
+    def facts_in_chunks(self, datasets, chunk_ids, entity_ids, window):
+        self.window = window
+        return [{"id": self.fact, "source_id": uuid.uuid4(), "target_id": self.st, "relationship": "starring",
+                 "source_name": "Kiss and Tell", "target_name": "Shirley Temple"}]
+
+
+def test_expansion_reaches_the_passage_about_the_bridge_entity_first():
+    search = FakeSearch()
+    ctx = RecallContext("What position did the star of Kiss and Tell hold?", 5, Scope([uuid.uuid4()], {}), search,
+                        None, EdgeWindow(include_history=False))
+    bridges = multihop.expand(ctx, [(search.seed, 0.05)], 10)
+    scores = {b.chunk_id: b.score for b in bridges}
+    assert bridges[0].chunk_id == search.bridge  # what the seed's entity is about comes first
+    assert scores[search.seed] == multihop.RESTART  # the seed keeps its restart mass, never reaches itself
+    assert scores.get(search.other, 0.0) < scores[search.seed]  # a mere mention weighs little
+    top = bridges[0]
+    assert top.facts == ["Kiss and Tell starring Shirley Temple"] and top.edge_ids == [search.fact]
+    assert search.window == ctx.window  # supersession / as_of apply to the linking facts
+
+
+def test_main_title_reads_names_only():
+    assert main_title("Kiss and Tell (1945 film)") == "Kiss and Tell"
+    assert main_title("report.md") == "report"
+    assert main_title("A first line that is really a whole sentence of the text, not a title.") is None
+
+
+def test_build_graph_links_every_chunk_to_the_main_entities():
+    dataset, c1, c2 = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    texts = ["Shirley Temple Black was an actress.", "She later served as an ambassador."]
+    draft = build_graph(dataset, [(c1, texts[0]), (c2, texts[1])], [offline_chunk_extraction(t) for t in texts],
+                        title="Shirley Temple")
+    main = {(e.source_id, e.target_id) for e in draft.edges if e.properties.get("main")}
+    names = {e.id: e.name for e in draft.entities}
+    assert {names[t] for _, t in main} == {"Shirley Temple", "Shirley Temple Black"}
+    assert {s for s, _ in main} == {c1, c2}
+
+
+def test_offline_extractor_links_names_not_noise():
+    graph = offline_graph('Released in 1994, "The Amber Corridor" was directed by Phillip Gene Ruffin. '
+                          "Reviewers praised it. Ruffin grew up in Tellow.")
+    names = {n.name for n in graph.nodes}
+    assert "The Amber Corridor" in names and "Phillip Gene Ruffin" in names
+    assert not names & {"Released", "Reviewers", "Ruffin"}  # noise words; the surname is the same person
+    by_id = {n.id: n for n in graph.nodes}
+    assert all(by_id[e.source_node_id].type != "date" for e in graph.edges)
+    assert any(by_id[e.source_node_id].name == "Phillip Gene Ruffin" and by_id[e.target_node_id].name == "Tellow"
+               for e in graph.edges)
