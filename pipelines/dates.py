@@ -161,7 +161,7 @@ def find_dates(text: str | None) -> list[tuple[tuple[int, int], When]]:
 
 def years_named(text: str | None) -> list[int]:
     """Every distinct year the text's dates name, ascending (recall's indexed chunks.years)."""
-    return sorted({w.year for _, w in find_dates(text)})
+    return sorted({w.at.year for _, w in find_dates(text)})
 
 
 def latest(text: str | None) -> When | None:

@@ -117,3 +117,10 @@ def test_offline_extractor_links_names_not_noise():
     assert all(by_id[e.source_node_id].type != "date" for e in graph.edges)
     assert any(by_id[e.source_node_id].name == "Phillip Gene Ruffin" and by_id[e.target_node_id].name == "Tellow"
                for e in graph.edges)
+
+
+def test_chunk_years_follow_the_one_date_rule():
+    from engram.pipelines.dates import years_named
+
+    assert years_named("Built in 1962, it failed in March 2011 and again on 3 May 2011; 1200 employees.") == [1962, 2011]
+    assert years_named("no dates here") == []
