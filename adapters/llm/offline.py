@@ -43,6 +43,8 @@ _DATE = re.compile(
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{2,80})[\"\u201d]")
 _INNER_CAP = re.compile(r"(?<=[a-z,;] )([A-Z][\w&\-]+)")
 MAX_TITLE_WORDS = 8
+# Sentence-opening words that read as common words, not names ("Released", "Reviewers", "Following").
+_COMMON_ENDINGS = ("ed", "ing", "ly", "ers", "ies", "ness", "ment", "tion", "sion", "ous", "ful")
 _EDGE_PUNCT = "\"'()[]{}<>,;:.!?\u201c\u201d\u2018\u2019*_`"
 
 # Titles never end a sentence; "Acme Corp. She ..." does, so company suffixes are not here.
@@ -239,13 +241,15 @@ def _inner_capitalised(text: str) -> set[str]:
 
 
 def _keep(mention: _Mention, sentence: str, inner: set[str]) -> bool:
-    """A lone capitalised word opening a sentence ("Released", "Reviewers") is a name only when the
-    text capitalises it elsewhere too, it is a known first name, or an acronym."""
+    """A lone capitalised word opening a sentence that reads as a common word ("Released",
+    "Reviewers") is a name only when the text capitalises it elsewhere too, it is a known first
+    name, an acronym, or a possessive ("Springfield's")."""
     if mention.type == "date" or " " in mention.name or sentence[: mention.start].strip(_OPENING):
         return True
     word = mention.name
     return word in inner or word.lower() in _FIRST_NAMES or (len(word) > 1 and word.isupper()) \
-        or mention.type != "concept"
+        or mention.type != "concept" or not word.lower().endswith(_COMMON_ENDINGS) \
+        or sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
 
 
 def _mentions(sentence: str) -> list[_Mention]:
