@@ -70,7 +70,10 @@ def _routes(s) -> dict:
 def create_app() -> Celery:
     s = get_settings()
     urls = resolve(s)
-    app = Celery("engram", broker=urls.redis_url, backend=urls.redis_url, include=TASK_MODULES)
+    broker = s.broker_url or urls.redis_url
+    # SigningAMQP: every message this app publishes carries Engram's HMAC (internal tasks check it).
+    app = Celery("engram", broker=broker, backend=urls.redis_url, include=TASK_MODULES,
+                 amqp="engram.adapters.signing:SigningAMQP")
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -87,7 +90,8 @@ def create_app() -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        broker_transport_options={"visibility_timeout": s.visibility_timeout},
+        # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel closes).
+        broker_transport_options={"visibility_timeout": s.visibility_timeout} if broker.startswith("redis") else {},
         result_backend_transport_options={"visibility_timeout": s.visibility_timeout},
         task_time_limit=s.longest_task_seconds,
         task_soft_time_limit=s.longest_task_seconds - 30,

@@ -17,6 +17,12 @@ class Settings(BaseSettings):
         default=None, description="postgresql:// URL of Postgres 15+ with pgvector; unset = embedded"
     )
     redis_url: str | None = Field(default=None, description="redis:// URL of Redis 6+; unset = embedded")
+    broker_url: str | None = Field(
+        default=None, description="Celery broker (e.g. amqp:// RabbitMQ); unset = the Redis above. Locks, rate "
+        "limits and results stay on Redis")
+    signing_key: str | None = Field(
+        default=None, description="HMAC key of Engram's own messages (internal tasks refuse others); unset = one "
+        "generated in state_dir. Every process of a fleet needs the same key")
     state_dir: Path = Field(default=Path("~/.engram"), description="embedded servers' data and sockets")
     database_name: str = "engram"
 
@@ -60,6 +66,7 @@ class Settings(BaseSettings):
     queue_maintenance: str = "maintenance"
     queue_recall: str = "recall"
     task_max_retries: int = Field(default=3, ge=0)
+    accept_max_retries: int = Field(default=6, ge=0, description="public tasks retry a database/broker outage")
     retry_backoff_base_seconds: float = Field(default=2.0, gt=0)
     retry_backoff_max_seconds: int = Field(default=60, gt=0)
     longest_task_seconds: int = Field(default=1800, gt=0)

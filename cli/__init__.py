@@ -231,7 +231,7 @@ def status(
 
     client = EngramClient(local_reads=True)
     try:
-        runs = [client.run_status(uuid.UUID(run_id))] if run_id else client.dataset_status(dataset, user)
+        runs = [client.run_status(uuid.UUID(run_id), user)] if run_id else client.dataset_status(dataset, user)
     except (EngramError, ValueError) as exc:
         _fail(str(exc))
     if as_json:
@@ -336,7 +336,7 @@ def improve(
     client = EngramClient(local_reads=True)
     try:
         result = client.improve(dataset, session_ids=session, user=user)
-        run = wait_for_run(client, str(result.run_id)) if wait and result.status == "started" else None
+        run = wait_for_run(client, str(result.run_id), user=user) if wait and result.status == "started" else None
     except EngramError as exc:
         _fail(str(exc))
     if as_json:

@@ -8,11 +8,11 @@ from rich.console import Console
 from rich.table import Table
 
 
-def wait_for_run(client, run_id: str, timeout: float = 600.0, poll: float = 0.5) -> dict:
+def wait_for_run(client, run_id: str, timeout: float = 600.0, poll: float = 0.5, user: str = "default") -> dict:
     """Poll an improve run until it leaves `running`."""
     deadline = time.monotonic() + timeout
     while True:
-        run = client.improve_run(run_id)
+        run = client.improve_run(run_id, user=user)
         if run["status"] != "running" or time.monotonic() > deadline:
             return run
         time.sleep(poll)

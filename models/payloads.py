@@ -144,6 +144,7 @@ class StatusResult(BaseModel):
 
 class RetryRequest(Payload):
     run_id: uuid.UUID
+    user: str = Field(default="default", pattern=NAME)
 
 
 class ForgetRequest(Payload):
@@ -420,6 +421,7 @@ class SessionsRequest(Payload):
 
 class ImproveRunRequest(Payload):
     run_id: uuid.UUID
+    user: str = Field(default="default", pattern=NAME)
 
 
 # ------------------------------------------------------------------ capture lane (SPEC 9)

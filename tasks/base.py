@@ -13,7 +13,8 @@ from typing import Any
 
 import redis
 from celery import Task
-from pydantic import BaseModel, ValidationError
+from kombu.exceptions import OperationalError as KombuOperationalError
+from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from engram.adapters.llm import usage
@@ -32,11 +33,11 @@ TRANSIENT: tuple[type[BaseException], ...] = (
     redis.TimeoutError,
     ConnectionError,
     TimeoutError,
+    KombuOperationalError,  # the broker went away while publishing
 )
 
 
-class InvalidPayload(ValueError):
-    """The payload does not match the task's pydantic model. Never retried; nothing written."""
+from engram.tasks.validation import InvalidPayload, parse_payload  # noqa: E402,F401 - re-exported
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -52,28 +53,51 @@ def backoff_seconds(retries: int) -> float:
     return random.uniform(ceiling / 2, ceiling)
 
 
+# The producer contract: tasks any broker client may call (each checks the caller's grants).
+# Every other engram.* task is internal and runs only messages Engram signed (adapters/signing).
+PUBLIC_TASKS = frozenset({
+    "engram.remember", "engram.status", "engram.cognify", "engram.recall", "engram.forget",
+    "engram.share", "engram.unshare", "engram.feedback", "engram.improve", "engram.sessions",
+    "engram.improve.run_status", "engram.maintenance.check_contradictions", "engram.maintenance.supersede",
+    "engram.capture",
+})
+
+
 class EngramTask(Task):
     payload_model: type[BaseModel] | None = None
     typing = False  # validation is ours, with a clear message
 
     def __call__(self, *args, **kwargs):
+        request = self.request
+        if self.name not in PUBLIC_TASKS and not (request.called_directly or request.is_eager):
+            _verify(self.name, kwargs, request)  # before anything else: nothing of a forged message runs
         if self.payload_model is not None:
-            if args:
-                raise InvalidPayload(f"{self.name} takes keyword arguments only (the payload fields)")
-            try:
-                payload = self.payload_model.model_validate(kwargs)
-            except ValidationError as exc:
-                raise InvalidPayload(f"invalid payload for {self.name}: {_describe(exc)}") from None
-            return super().__call__(payload)
+            return self._accepting(parse_payload(self.name, self.payload_model, args, kwargs))
         return super().__call__(*args, **kwargs)
 
+    def _accepting(self, payload):
+        """Every task rides out a short database/broker outage: retried with backoff, within a bound.
 
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "payload"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+        Stage tasks retry their own bodies (the engine); this covers what runs outside them, e.g.
+        a stage's opening transaction or an accepting task such as remember."""
+        if self.request.called_directly or self.request.is_eager:
+            return Task.__call__(self, payload)
+        try:
+            return Task.__call__(self, payload)
+        except Exception as exc:
+            settings = get_settings()
+            retries = self.request.retries or 0
+            if _is_transient(exc) and retries < settings.accept_max_retries:
+                log.warning("%s: transient %s, retry %d: %s", self.name, type(exc).__name__, retries + 1, exc)
+                raise self.retry(exc=exc, countdown=backoff_seconds(retries), max_retries=settings.accept_max_retries)
+            raise
+
+
+def _verify(name: str, kwargs: dict, request) -> None:
+    from engram.adapters.signing import HEADER, signing_key, verify
+
+    signature = getattr(request, HEADER, None) or (getattr(request, "headers", None) or {}).get(HEADER)
+    verify(signing_key(get_settings()), name, kwargs, signature)
 
 
 def engram_task(name: str, payload: type[BaseModel] | None = None, **options) -> Callable:

@@ -37,14 +37,16 @@ def _default_app() -> Celery:
 
 
 class RunHandle:
-    def __init__(self, client: EngramClient, run_id: uuid.UUID, name: str | None = None, duplicate: bool = False):
+    def __init__(self, client: EngramClient, run_id: uuid.UUID, name: str | None = None, duplicate: bool = False,
+                 user: str = "default"):
         self.client = client
         self.run_id = run_id
+        self.user = user  # a run id is not a capability: status asks as this user
         self.name = name
         self.duplicate = duplicate
 
     def status(self) -> RunStatus:
-        return self.client.run_status(self.run_id)
+        return self.client.run_status(self.run_id, user=self.user)
 
     def wait(self, timeout: float = 600.0, poll: float = 0.2,
              on_progress: Callable[[RunStatus], None] | None = None) -> RunStatus:
@@ -118,7 +120,8 @@ class EngramClient:
         if options:
             payload["options"] = options
         result = RememberResult.model_validate(self.call("engram.remember", **payload))
-        handle = RememberHandle(result, [RunHandle(self, r.run_id, r.name, r.duplicate) for r in result.runs])
+        handle = RememberHandle(result, [RunHandle(self, r.run_id, r.name, r.duplicate, user)
+                                        for r in result.runs])
         return handle if background else handle.wait(timeout=timeout)
 
     # -------------------------------------------------------------- the rest
@@ -131,14 +134,14 @@ class EngramClient:
             return run_status(StatusRequest(**kwargs))
         return StatusResult.model_validate(self.call("engram.status", **kwargs))
 
-    def run_status(self, run_id: uuid.UUID) -> RunStatus:
-        return self._status(run_id=str(run_id)).runs[0]
+    def run_status(self, run_id: uuid.UUID, user: str = "default") -> RunStatus:
+        return self._status(run_id=str(run_id), user=user).runs[0]
 
     def dataset_status(self, dataset: str, user: str = "default", limit: int = 100) -> list[RunStatus]:
         return self._status(dataset=dataset, user=user, limit=limit).runs
 
-    def retry(self, run_id: uuid.UUID) -> dict:
-        return self.call("engram.cognify", run_id=str(run_id))
+    def retry(self, run_id: uuid.UUID, user: str = "default") -> dict:
+        return self.call("engram.cognify", run_id=str(run_id), user=user)
 
     def recall(self, question: str, *, datasets: list[str], user: str = "default", **kwargs) -> RecallResult:
         return RecallResult.model_validate(
@@ -188,8 +191,8 @@ class EngramClient:
         return ImproveResult.model_validate(
             self.call("engram.improve", dataset=dataset, user=user, session_ids=session_ids or [], **budget))
 
-    def improve_run(self, run_id: uuid.UUID | str) -> dict:
-        return self.call("engram.improve.run_status", run_id=str(run_id))
+    def improve_run(self, run_id: uuid.UUID | str, user: str = "default") -> dict:
+        return self.call("engram.improve.run_status", run_id=str(run_id), user=user)
 
     def sessions(self, dataset: str, *, session_id: str | None = None, user: str = "default", runs: int = 5) -> dict:
         kwargs = {"dataset": dataset, "user": user, "runs": runs}

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from engram.adapters.embed import get_embedder
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.store import Store
+from engram.adapters.store.access import require_run
 from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
 from engram.models.payloads import (
     ForgetRequest,
@@ -104,8 +105,7 @@ def cognify(self, req: RetryRequest) -> dict:
     """Retry a run: completed stages stay completed; the chain starts at the first unfinished one."""
     with Store().unit_of_work() as uow:
         run = uow.runs.lock(req.run_id)
-        if run is None:
-            raise InvalidPayload(f"run {req.run_id} does not exist")
+        require_run(uow, run, req.run_id, req.user, "write")
         if run["status"] == "forgotten":
             raise BadInput(f"run {req.run_id} was forgotten: remember the content again instead")
         failed_passes = [s for s in uow.runs.stages(req.run_id) if s["status"] == "failed"]

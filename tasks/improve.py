@@ -20,6 +20,7 @@ from engram.adapters.claims import Busy, Claim, Claims, describe, keep_alive, ke
 from engram.adapters.llm import usage
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
+from engram.adapters.store.access import require_run
 from engram.adapters.store.improve import FencedOut, fence_scopes
 from engram.models.payloads import ImproveRequest, ImproveResult, ImproveRunRequest
 from engram.pipelines.improve import registry
@@ -293,8 +294,7 @@ def run_status(self, req: ImproveRunRequest) -> dict:
 
     with Store().unit_of_work() as uow:
         run = uow.improve.run(req.run_id)
-        if run is None:
-            raise InvalidPayload(f"improve run {req.run_id} does not exist")
+        require_run(uow, run, req.run_id, req.user, "read", what="improve run")
         claim = uow.improve.claim(run["claim_id"]) if run["claim_id"] else None
         summary = _run_summary(uow, run)
     summary["claim_status"] = claim["status"] if claim else None

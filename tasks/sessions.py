@@ -14,7 +14,7 @@ from collections.abc import Callable
 from engram.adapters import claims as claim_keys
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
-from engram.adapters.store.access import AccessDenied
+from engram.adapters.store.access import require_run
 from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
 from engram.pipelines.errors import BadInput
 from engram.pipelines.improve.admission import admit
@@ -94,10 +94,7 @@ def feedback(self, req: FeedbackRequest) -> dict:
     """Count a helpful/harmful verdict on an entry; feedback_weights folds it in at the next improve."""
     with Store().unit_of_work() as uow:
         entry = uow.sessions.entry(req.entry_id, lock=True)
-        if entry is None:
-            raise BadInput(f"session entry {req.entry_id} does not exist")
-        if not uow.access.has_permission(entry["dataset_id"], req.user, "write"):
-            raise AccessDenied(f"user {req.user!r} has no write grant on the dataset of entry {req.entry_id}")
+        require_run(uow, entry, req.entry_id, req.user, "write", what="session entry")
         row = uow.sessions.record_feedback(req.entry_id, req.feedback == "helpful", req.score)
     return {"status": "recorded", "entry_id": str(req.entry_id), "session_id": row["session_id"],
             "helpful_count": row["helpful_count"], "harmful_count": row["harmful_count"],

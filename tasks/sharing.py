@@ -20,10 +20,10 @@ def _authorised(uow, req: ShareRequest):
 @engram_task("engram.share", payload=ShareRequest)
 def share(self, req: ShareRequest) -> dict:
     """Grant `permissions` on the caller's dataset (own first, else one shared with `share`)."""
-    if req.grantee == req.user:
-        raise BadInput("a user cannot share a dataset with themselves")
     with Store().unit_of_work() as uow:
         dataset = _authorised(uow, req)
+        if req.grantee == req.user:
+            raise BadInput("a user cannot share a dataset with themselves")
         principal = f"user:{uow.access.ensure_user(req.grantee)}"
         for permission in dict.fromkeys(req.permissions):
             uow.access.grant(dataset, principal, permission)
@@ -34,10 +34,10 @@ def share(self, req: ShareRequest) -> dict:
 @engram_task("engram.unshare", payload=ShareRequest)
 def unshare(self, req: ShareRequest) -> dict:
     """Revoke `permissions` (all four by default in the client and CLI); the owner keeps theirs."""
-    if req.grantee == req.user:
-        raise BadInput("a user cannot unshare a dataset from themselves")
     with Store().unit_of_work() as uow:
         dataset = _authorised(uow, req)
+        if req.grantee == req.user:
+            raise BadInput("a user cannot unshare a dataset from themselves")
         uow.access.revoke(dataset, f"user:{ids.user_id(req.grantee)}", list(req.permissions))
         now = uow.access.grants_of(dataset, req.grantee)
     return ShareResult(status="unshared", dataset=req.dataset, grantee=req.grantee, permissions=now).model_dump()

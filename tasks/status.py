@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engram.adapters.store import Store
+from engram.adapters.store.access import require_run
 from engram.models.payloads import RunStatus, StageStatus, StatusRequest, StatusResult
 
 
@@ -19,8 +20,7 @@ def run_status(req: StatusRequest) -> StatusResult:
     with Store().unit_of_work() as uow:
         if req.run_id is not None:
             run = uow.runs.get(req.run_id)
-            if run is None:
-                raise LookupError(f"run {req.run_id} does not exist")
+            require_run(uow, run, req.run_id, req.user, "read")  # a run id is not a capability
             return StatusResult(runs=[_run(uow, run)])
         dataset = uow.access.authorise(req.dataset, req.user, "read")
         return StatusResult(runs=[_run(uow, r) for r in uow.runs.for_dataset(dataset, req.limit)])

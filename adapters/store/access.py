@@ -95,6 +95,10 @@ class AccessRepository:
         ).first()
         return row is not None
 
+    def may(self, dataset: uuid.UUID | None, user: str, permission: str) -> bool:
+        """Whether `user` holds `permission` on the dataset of a run, entry or claim (by id)."""
+        return dataset is not None and self.has_permission(dataset, user, permission)
+
     def authorise(self, dataset_name: str, user: str, permission: str) -> uuid.UUID:
         """The dataset's id if `user` holds `permission` on it, else a clear error."""
         dataset = self.find_dataset(dataset_name, user)
@@ -106,3 +110,15 @@ class AccessRepository:
 
     def dataset_name(self, dataset: uuid.UUID) -> str | None:
         return self.conn.execute(select(datasets.c.name).where(datasets.c.id == dataset)).scalar()
+
+
+def require_run(uow, row: dict | None, ref, user: str, permission: str, what: str = "run") -> None:
+    """A run, entry or claim found by id is the caller's only with a grant on its dataset.
+
+    An id the caller may not even read gets the same answer as an unknown id (no existence leak).
+    """
+    dataset = row["dataset_id"] if row else None
+    if row is None or not uow.access.may(dataset, user, "read"):
+        raise UnknownDataset(f"{what} {ref} does not exist for user {user!r}")
+    if permission != "read" and not uow.access.may(dataset, user, permission):
+        raise AccessDenied(f"user {user!r} has no {permission} grant on the dataset of {what} {ref}")
