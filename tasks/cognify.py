@@ -78,6 +78,11 @@ def remember(self, req: RememberRequest) -> dict:
             )
             if not created:
                 previous = uow.runs.latest_for_item(item_id)
+                if previous is not None and previous["status"] == "pending" and self.request.retries:
+                    # This remember is a retry: its first attempt may have committed the run and
+                    # then failed to enqueue it. Enqueue again (stages are idempotent).
+                    to_start.append((previous["id"], [s["stage"] for s in uow.runs.stages(previous["id"])
+                                                      if s["status"] == "pending"]))
                 if previous is not None and previous["status"] != "failed":
                     refs.append(RunRef(run_id=previous["id"], data_item_id=item_id, name=item.name,
                                        duplicate=True, status=previous["status"]))
