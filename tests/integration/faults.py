@@ -68,9 +68,15 @@ def run_states(store, dataset: uuid.UUID) -> list[dict]:
             "SELECT id, data_item_id, status, error FROM pipeline_runs WHERE dataset_id = :d"), {"d": dataset}).mappings()]
 
 
-def wait_terminal(store, dataset: uuid.UUID, expected_runs: int, timeout: float) -> list[dict]:
+def wait_terminal(store, dataset: uuid.UUID, expected_runs: int, timeout: float, tick=None,
+                  every: float = 10.0) -> list[dict]:
+    """Runs once all are completed/failed (or the timeout passed); `tick` runs every `every` s (beat's sweep)."""
     deadline = time.monotonic() + timeout
+    next_tick = time.monotonic() + every
     while True:
+        if tick is not None and time.monotonic() >= next_tick:
+            tick()
+            next_tick = time.monotonic() + every
         runs = run_states(store, dataset)
         if len(runs) >= expected_runs and all(r["status"] in ("completed", "failed") for r in runs):
             return runs

@@ -18,7 +18,9 @@ from engram.tests.integration.faults import corpus, figures, wait_terminal
 pytestmark = pytest.mark.faults
 
 # Lost deliveries come back after the visibility timeout (2 x longest task): keep it short here.
-FAULT_ENV = {"ENGRAM_LONGEST_TASK_SECONDS": "60", "ENGRAM_RETRY_BACKOFF_BASE_SECONDS": "0.5",
+# A shared 2-core machine is slow: generous task limits; a short heartbeat so the sweep (beat's
+# job, ticked by the test) resumes runs whose worker was killed mid-stage.
+FAULT_ENV = {"ENGRAM_LONGEST_TASK_SECONDS": "150", "ENGRAM_RUN_HEARTBEAT_TIMEOUT_SECONDS": "10", "ENGRAM_RETRY_BACKOFF_BASE_SECONDS": "0.5",
              "ENGRAM_RETRY_BACKOFF_MAX_SECONDS": "4", "ENGRAM_TASK_MAX_RETRIES": "8"}
 
 
@@ -34,6 +36,13 @@ def _retrying(store, dataset) -> bool:
         return bool(uow.conn.execute(text(
             "SELECT 1 FROM stage_runs s JOIN pipeline_runs r ON r.id = s.run_id WHERE r.dataset_id = :d"
             " AND s.error LIKE 'retrying:%rate%'"), {"d": dataset}).first())
+
+
+def _sweep(fleet) -> None:
+    try:
+        fleet.client.call("engram.maintenance.sweep_runs")
+    except Exception:  # the worker may be down this very moment; the next tick sweeps
+        pass
 
 
 def _remember_all(client, name: str, docs: list[str]) -> None:
@@ -86,7 +95,7 @@ def test_sigkill_storm_during_ingest_loses_and_duplicates_nothing(spawn_worker, 
         thread.join(timeout=900)
         stop.set()
         dataset = _dataset(store, name)
-        runs = wait_terminal(store, dataset, len(docs), timeout=420)
+        runs = wait_terminal(store, dataset, len(docs), timeout=1200, tick=lambda: _sweep(fleet))
         out = figures("sigkill storm", store, dataset, docs, runs, **figures_of)
     finally:
         stop.set()
@@ -122,7 +131,7 @@ def test_redis_and_postgres_restart_mid_ingest(spawn_worker, store, services):
         svc.resolve(embedded)
         restarts["postgres"] += 1
         dataset = _dataset(store, name)
-        runs = wait_terminal(store, dataset, len(docs), timeout=300)
+        runs = wait_terminal(store, dataset, len(docs), timeout=900)  # no sweep: retries alone must carry the runs
         out = figures("redis + postgres restart", store, dataset, docs, runs, **{f"{k}_restarts": v
                                                                               for k, v in restarts.items()})
     finally:
