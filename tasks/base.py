@@ -59,17 +59,21 @@ PUBLIC_TASKS = frozenset({
     "engram.remember", "engram.status", "engram.cognify", "engram.recall", "engram.forget",
     "engram.share", "engram.unshare", "engram.feedback", "engram.improve", "engram.sessions",
     "engram.improve.run_status", "engram.maintenance.check_contradictions", "engram.maintenance.supersede",
-    "engram.capture",
+    # producer tasks of other lanes (capture, agentic memory, skills): each checks dataset grants
+    "engram.capture", "engram.capture.reprocess", "engram.agent.memory", "engram.agent.trace",
+    "engram.skills.apply", "engram.skills.define", "engram.skills.define_tool", "engram.skills.feedback",
+    "engram.skills.improve", "engram.skills.list",
 })
 
 
 class EngramTask(Task):
     payload_model: type[BaseModel] | None = None
+    public = False  # engram_task(..., public=True) adds a producer task to the contract
     typing = False  # validation is ours, with a clear message
 
     def __call__(self, *args, **kwargs):
         request = self.request
-        if self.name not in PUBLIC_TASKS and not (request.called_directly or request.is_eager):
+        if not (self.public or self.name in PUBLIC_TASKS) and not (request.called_directly or request.is_eager):
             _verify(self.name, kwargs, request)  # before anything else: nothing of a forged message runs
         if self.payload_model is not None:
             return self._accepting(parse_payload(self.name, self.payload_model, args, kwargs))
@@ -100,11 +104,15 @@ def _verify(name: str, kwargs: dict, request) -> None:
     verify(signing_key(get_settings()), name, kwargs, signature)
 
 
-def engram_task(name: str, payload: type[BaseModel] | None = None, **options) -> Callable:
-    """Register a task with the Engram base; `payload` is validated before the body runs."""
+def engram_task(name: str, payload: type[BaseModel] | None = None, public: bool = False, **options) -> Callable:
+    """Register a task with the Engram base; `payload` is validated before the body runs.
+
+    public: any broker client may call it (the body checks the caller's grants); otherwise the
+    task is internal and runs only messages Engram signed."""
 
     def decorate(fn: Callable) -> Task:
-        return app.task(name=name, base=EngramTask, bind=True, payload_model=payload, **options)(fn)
+        return app.task(name=name, base=EngramTask, bind=True, payload_model=payload,
+                        public=public or name in PUBLIC_TASKS, **options)(fn)
 
     return decorate
 
