@@ -209,6 +209,8 @@ def _stored_port(port_file: Path) -> int | None:
 
 def _port_free(port: int) -> bool:
     with socket.socket() as sock:
+        # As redis-server binds: connections the stopped server closed linger in TIME_WAIT.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

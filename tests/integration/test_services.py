@@ -27,11 +27,17 @@ def state_dir():
 def test_embedded_redis_comes_back_on_the_same_port_after_it_died_or_stopped(state_dir):
     s = Settings(state_dir=state_dir, database_url="postgresql://unused/x", redis_url=None)
     first = services.resolve(s).redis_url
+    import redis
+
+    client = redis.Redis.from_url(first)
+    client.ping()  # a connection the server closes on stop: its port lingers in TIME_WAIT
     pid = int((state_dir / "redis" / "redis.pid").read_text())
     os.kill(pid, signal.SIGKILL)  # died
     assert services.resolve(s).redis_url == first
+    assert services.resolve(s).redis_url == first and client.ping()
     assert services.stop_embedded_redis(s)  # stopped on purpose
     assert services.resolve(s).redis_url == first
+    assert client.ping()  # the same client reconnects
 
 
 def test_embedded_postgres_keeps_its_url_across_a_restart(state_dir):
