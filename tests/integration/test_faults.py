@@ -21,7 +21,7 @@ pytestmark = pytest.mark.faults
 # A shared 2-core machine is slow: generous task limits; a short heartbeat so the sweep (beat's
 # job, ticked by the test) resumes runs whose worker was killed mid-stage.
 FAULT_ENV = {"ENGRAM_LONGEST_TASK_SECONDS": "150", "ENGRAM_RUN_HEARTBEAT_TIMEOUT_SECONDS": "10", "ENGRAM_RETRY_BACKOFF_BASE_SECONDS": "0.5",
-             "ENGRAM_RETRY_BACKOFF_MAX_SECONDS": "4", "ENGRAM_TASK_MAX_RETRIES": "8"}
+             "ENGRAM_RETRY_BACKOFF_MAX_SECONDS": "4", "ENGRAM_TASK_MAX_RETRIES": "8", "ENGRAM_ACCEPT_MAX_RETRIES": "15"}
 
 
 def _dataset(store, name: str, user: str = "default") -> uuid.UUID:
