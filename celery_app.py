@@ -25,36 +25,47 @@ TASK_MODULES = [
 ]
 
 
+# Public producer tasks: served from the api queue (Celery's default queue unless configured),
+# so a bare producer's send_task reaches them and no stage work can hold them up.
+PUBLIC_TASKS = [
+    "engram.remember",
+    "engram.cognify",
+    "engram.forget",
+    "engram.status",
+    "engram.recall",
+    "engram.feedback",
+    "engram.sessions",
+    "engram.improve",
+    "engram.improve.run_status",
+    "engram.maintenance.check_contradictions",
+    "engram.maintenance.supersede",
+    "engram.share",
+    "engram.unshare",
+    "engram.capture",
+    "engram.capture.reprocess",
+]
+
+
+def public_routes(s) -> dict:
+    return {name: {"queue": s.queue_api} for name in PUBLIC_TASKS}
+
+
 def _routes(s) -> dict:
     return {
-        "engram.remember": {"queue": s.queue_ingest},
-        "engram.cognify": {"queue": s.queue_ingest},
-        "engram.forget": {"queue": s.queue_ingest},
-        "engram.share": {"queue": s.queue_ingest},
-        "engram.unshare": {"queue": s.queue_ingest},
-        # Reads go to the recall queue, not behind the ingest backlog they report on.
-        "engram.status": {"queue": s.queue_recall},
         "engram.cognify.classify": {"queue": s.queue_ingest},
         "engram.cognify.chunk": {"queue": s.queue_ingest},
         "engram.cognify.extract_graph_and_summarize": {"queue": s.queue_llm},
         "engram.cognify.embed_and_load": {"queue": s.queue_embed},
         "engram.embed.batch": {"queue": s.queue_embed},
         "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
-        "engram.recall": {"queue": s.queue_recall},
         "engram.maintenance.*": {"queue": s.queue_maintenance},
-        "engram.feedback": {"queue": s.queue_ingest},
-        "engram.sessions": {"queue": s.queue_recall},  # reads: never queued behind ingest
-        "engram.improve.run_status": {"queue": s.queue_recall},
         # Improve requests are quick claim attempts; the stages are the work. Separate queues
         # keep a burst of requests from starving the holder's next stage (and its lease).
-        "engram.improve": {"queue": s.queue_ingest},
         "engram.improve.start": {"queue": s.queue_ingest},
         # Distillation lanes are LLM calls: the llm queue (its own thread pool in production).
         "engram.improve.distill.curate": {"queue": s.queue_llm},
         "engram.improve.distill.write": {"queue": s.queue_llm},
         "engram.improve.*": {"queue": s.queue_maintenance},
-        "engram.capture": {"queue": s.queue_ingest},
-        "engram.capture.reprocess": {"queue": s.queue_ingest},
         "engram.capture.normalize": {"queue": s.queue_llm},
         "engram.capture.link": {"queue": s.queue_llm},
         "engram.capture.enrich": {"queue": s.queue_maintenance},
@@ -62,8 +73,9 @@ def _routes(s) -> dict:
         # Skill views, definitions and agent memory are short reads/writes; drafting a
         # procedure is an LLM call.
         "engram.skills.improve": {"queue": s.queue_llm},
-        "engram.skills.*": {"queue": s.queue_recall},
-        "engram.agent.*": {"queue": s.queue_recall},
+        "engram.skills.*": {"queue": s.queue_api},
+        "engram.agent.*": {"queue": s.queue_api},
+        **public_routes(s),  # exact names: they win over the patterns above
     }
 
 

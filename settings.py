@@ -64,7 +64,13 @@ class Settings(BaseSettings):
     queue_llm: str = "llm"
     queue_embed: str = "embed"
     queue_maintenance: str = "maintenance"
-    queue_recall: str = "recall"
+    # The api queue: public producer tasks (accept, status, recall). Celery's default queue name,
+    # so a bare Celery(broker=..., backend=...) producer reaches it without any routing.
+    queue_api: str = "celery"
+    api_threads: int = Field(default=8, ge=0, description="threads serving the api queue in `engram worker`")
+    pipeline_nice: int = Field(default=10, ge=0, le=19, description="niceness of stage-work processes")
+    accept_backlog_bound: int = Field(
+        default=200, ge=0, description="open runs above which accept reports queued_ahead and eta_s")
     task_max_retries: int = Field(default=3, ge=0)
     accept_max_retries: int = Field(default=6, ge=0, description="public tasks retry a database/broker outage")
     retry_backoff_base_seconds: float = Field(default=2.0, gt=0)
@@ -129,8 +135,17 @@ class Settings(BaseSettings):
         return [n for n in self.improve_opt_in_stages.split(",") if n]
 
     @property
+    def pipeline_queues(self) -> list[str]:
+        return [self.queue_ingest, self.queue_llm, self.queue_embed, self.queue_maintenance]
+
+    @property
     def queues(self) -> list[str]:
-        return [self.queue_ingest, self.queue_llm, self.queue_embed, self.queue_maintenance, self.queue_recall]
+        return [*self.pipeline_queues, self.queue_api]
+
+    @property
+    def queue_recall(self) -> str:
+        # Recall (and status) are served on the api queue, beside accepting.
+        return self.queue_api
 
     @property
     def visibility_timeout(self) -> int:

@@ -27,6 +27,9 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
+        # One encode at a time: the api worker's threads share one model, and a fast tokenizer
+        # used from two threads at once fails ("Already borrowed").
+        self._encode_lock = threading.Lock()
 
     def _load(self):
         if self._model is None:
@@ -56,8 +59,9 @@ class LocalEmbedder:
         model = self._load()
         out: list[list[float] | None] = [None] * len(texts)
         for batch in length_batches(texts, self.batch_size):
-            vectors = model.encode([texts[i] for i in batch], batch_size=len(batch),
-                                   normalize_embeddings=True, show_progress_bar=False)
+            with self._encode_lock:
+                vectors = model.encode([texts[i] for i in batch], batch_size=len(batch),
+                                       normalize_embeddings=True, show_progress_bar=False)
             for i, vector in zip(batch, vectors):
                 out[i] = vector.tolist()
         _release_freed_memory()

@@ -107,21 +107,29 @@ def health(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def worker(
     ctx: typer.Context,
-    concurrency: int = typer.Option(2, help="worker processes"),
-    queues: str = typer.Option("", help="comma-separated queues (default: all)"),
+    concurrency: int = typer.Option(2, help="pipeline worker processes"),
+    queues: str = typer.Option("", help="comma-separated queues (default: all; `api` = the api queue)"),
+    api_threads: int = typer.Option(None, help="threads serving the api queue (default ENGRAM_API_THREADS, 8)"),
+    hostname: str = typer.Option(None, "--hostname", "-n", help="node name (default: engram-<random>@%h)"),
+    pool: str = typer.Option(None, "--pool", "-P", help="pool of the pipeline worker (default prefork)"),
+    nice: int = typer.Option(None, hidden=True, help="set by the supervisor for its children"),
     loglevel: str = typer.Option("info"),
 ) -> None:
-    """Start a Celery worker (extra arguments go to celery)."""
+    """Start workers: the pipeline queues on processes, the api queue on threads (extra arguments go
+    to celery)."""
     prepare_services()
     from engram.adapters.store.engine import check_dimension, get_engine
-    from engram.celery_app import app as celery_app
+    from engram.cli.worker import WorkerSpec, plan, run_one, supervise
     from engram.settings import get_settings
 
     settings = get_settings()
     check_dimension(get_engine(), settings.embedding_dimension)
-    argv = ["worker", f"--concurrency={concurrency}", f"--loglevel={loglevel}", "-E",
-            f"--queues={queues or ','.join(settings.queues)}", *ctx.args]
-    celery_app.worker_main(argv)
+    specs = plan(settings, queues=queues, concurrency=concurrency, pool=pool, api_threads=api_threads,
+                 hostname=hostname)
+    if len(specs) > 1:
+        raise typer.Exit(supervise(specs, loglevel, list(ctx.args)))
+    spec = specs[0] if nice is None else WorkerSpec(**{**specs[0].__dict__, "nice": nice})
+    run_one(spec, loglevel, list(ctx.args))
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -74,7 +74,7 @@ def run_demo(console: Console, corpus: Path | None) -> int:
 
     log_path = settings.state_dir / "demo-worker.log"
     proc = start_worker(log_path=log_path)
-    console.print(f"worker started (2 processes); its log: {log_path}")
+    console.print(f"worker started (2 pipeline processes + the api thread pool); its log: {log_path}")
     try:
         wait_for_worker(app, proc)
         client = EngramClient(app, local_reads=True)
