@@ -238,18 +238,26 @@ def status(
     from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
+    queues = None
     try:
-        runs = [client.run_status(uuid.UUID(run_id), user)] if run_id else client.dataset_status(dataset, user)
+        if run_id:
+            runs = [client.run_status(uuid.UUID(run_id), user)]
+        else:
+            overview = client.dataset_overview(dataset, user)
+            runs, queues = overview.runs, overview.queues
     except (EngramError, ValueError) as exc:
         _fail(str(exc))
     if as_json:
-        console.print_json(json.dumps([r.model_dump(mode="json") for r in runs]))
+        out = [r.model_dump(mode="json") for r in runs]
+        console.print_json(json.dumps(out if queues is None else {"runs": out, "queues": queues}))
         return
     table = Table("run", "status", "stages", "llm calls", "error")
     for r in runs:
         stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
         table.add_row(str(r.run_id)[:8], r.status, stages, str(r.llm_calls), r.error or "")
     console.print(table)
+    if queues is not None:
+        console.print("queued (messages waiting): " + "  ".join(f"{name} {n}" for name, n in queues.items()))
 
 
 @app.command()

@@ -92,6 +92,9 @@ class RememberResult(BaseModel):
     status: Literal["accepted"]
     dataset: str
     runs: list[RunRef]
+    # Back-pressure: set only when more than ENGRAM_ACCEPT_BACKLOG_BOUND runs were open (fleet-wide).
+    queued_ahead: int | None = Field(default=None, description="open runs ahead of this accept")
+    eta_s: float | None = Field(default=None, description="seconds until these runs are done at the recent rate")
 
 
 class StatusRequest(Payload):
@@ -140,6 +143,7 @@ class RunStatus(BaseModel):
 
 class StatusResult(BaseModel):
     runs: list[RunStatus]
+    queues: dict[str, int] | None = Field(default=None, description="messages waiting per queue (dataset status)")
 
 
 class RetryRequest(Payload):

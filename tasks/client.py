@@ -131,7 +131,7 @@ class EngramClient:
             from engram.models.payloads import StatusRequest
             from engram.tasks.status import run_status
 
-            return run_status(StatusRequest(**kwargs))
+            return run_status(StatusRequest(**kwargs), self.app)
         return StatusResult.model_validate(self.call("engram.status", **kwargs))
 
     def run_status(self, run_id: uuid.UUID, user: str = "default") -> RunStatus:
@@ -139,6 +139,10 @@ class EngramClient:
 
     def dataset_status(self, dataset: str, user: str = "default", limit: int = 100) -> list[RunStatus]:
         return self._status(dataset=dataset, user=user, limit=limit).runs
+
+    def dataset_overview(self, dataset: str, user: str = "default", limit: int = 100) -> StatusResult:
+        """The dataset's runs and the messages waiting in each queue."""
+        return self._status(dataset=dataset, user=user, limit=limit)
 
     def retry(self, run_id: uuid.UUID, user: str = "default") -> dict:
         return self.call("engram.cognify", run_id=str(run_id), user=user)

@@ -29,6 +29,7 @@ from engram.models.payloads import (
     StatusRequest,
 )
 from engram.pipelines import ids
+from engram.pipelines.backpressure import RATE_WINDOW_SECONDS, backlog
 from engram.pipelines.cognify import pipeline
 from engram.pipelines.cognify.chunk import chunk_text
 from engram.pipelines.cognify.classify import classify as classify_type
@@ -70,6 +71,7 @@ def remember(self, req: RememberRequest) -> dict:
         if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
             uow.access.create_dataset(req.user, req.dataset)
         dataset = uow.access.authorise(req.dataset, req.user, "write")
+        ahead = uow.runs.open_count()
         options = req.options.model_dump(exclude_none=True)
         for item in prepared:
             item_id, created = uow.graph.add_item(
@@ -100,9 +102,12 @@ def remember(self, req: RememberRequest) -> dict:
                                                                        "duplicate": not created})
             to_start.append((run_id, stages[1:]))
             refs.append(RunRef(run_id=run_id, data_item_id=item_id, name=item.name, status="pending"))
+        bound = settings.accept_backlog_bound
+        pressure = backlog(ahead, uow.runs.finished_since(RATE_WINDOW_SECONDS) if ahead > bound else 0,
+                           len(to_start), bound)
     # Enqueue only after the rows are committed.
     start_runs(to_start)
-    return RememberResult(status="accepted", dataset=req.dataset, runs=refs).model_dump(mode="json")
+    return RememberResult(status="accepted", dataset=req.dataset, runs=refs, **(pressure or {})).model_dump(mode="json")
 
 
 @engram_task("engram.cognify", payload=RetryRequest)

@@ -156,6 +156,19 @@ class RunRepository:
     def heartbeat(self, run_id: uuid.UUID) -> None:
         self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(heartbeat_at=_now()))
 
+    def open_count(self) -> int:
+        """Runs pending or running, fleet-wide (the partial index ix_pipeline_runs_open answers it)."""
+        return self.conn.execute(
+            select(func.count()).select_from(pipeline_runs).where(pipeline_runs.c.status.in_(["pending", "running"]))
+        ).scalar_one()
+
+    def finished_since(self, seconds: float) -> int:
+        """Runs that finished in the last `seconds` (ix_pipeline_runs_finished)."""
+        return self.conn.execute(
+            select(func.count()).select_from(pipeline_runs)
+            .where(pipeline_runs.c.finished_at > _now() - timedelta(seconds=seconds))
+        ).scalar_one()
+
     def stale(self, older_than_seconds: int) -> list[dict]:
         """Open runs nobody has touched for a while: their worker most likely died."""
         cutoff = _now() - timedelta(seconds=older_than_seconds)

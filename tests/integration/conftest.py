@@ -101,6 +101,7 @@ class WorkerHandle:
         reset_settings()
         try:
             self.app = create_app()
+            self.settings = get_settings()
         finally:
             os.environ.clear()
             os.environ.update(saved)
@@ -109,20 +110,25 @@ class WorkerHandle:
         self.proc: subprocess.Popen | None = None
 
     def start(self, name: str | None = None) -> WorkerHandle:
-        """Start the process (under node name `name@host` if given); wait until it answers a ping."""
+        """Start the process (under node name `name@host`, else a generated one); wait until each of
+        its Celery workers (the pipeline worker and the api worker) answers a ping."""
+        from engram.cli.worker import plan
+
+        name = name or f"t{uuid.uuid4().hex[:6]}"
         log = open(self.log_path, "ab")
         argv = [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={self.concurrency}",
-                "--loglevel=info", "--without-heartbeat", "--without-mingle", "--without-gossip"]
-        if name:
-            argv.append(f"--hostname={name}@%h")
+                "--loglevel=info", "--without-heartbeat", "--without-mingle", "--without-gossip",
+                f"--hostname={name}@%h"]
+        expected = {spec.hostname.split("@")[0] for spec in plan(self.settings, concurrency=self.concurrency,
+                                                                  hostname=f"{name}@%h")}
         self.proc = subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + 600  # the model loads before the first ping
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited ({self.proc.returncode}); log:\n{self.log_path.read_text()[-3000:]}")
-            replies = self.app.control.ping(timeout=0.5)
-            if replies and (name is None or any(name in node for reply in replies for node in reply)):
+            replies = self.app.control.ping(timeout=0.5) or []
+            if expected <= {node.split("@")[0] for reply in replies for node in reply}:
                 return self
         raise TimeoutError(f"worker did not start; log:\n{self.log_path.read_text()[-3000:]}")
 

@@ -45,7 +45,9 @@ def test_accept_and_status_answer_while_every_pipeline_process_is_busy(worker_fa
     cassette.write_text(json.dumps({"version": 1, "entries": [{
         "contains": "", "response_model": "ChunkExtraction", "delay_seconds": SLOW,
         "response": {"graph": {"nodes": [], "edges": []}, "summary": {"summary": "s", "description": ""}}}]}))
-    busy = worker_factory({"ENGRAM_LLM_MODEL": f"replay:{cassette}"}, concurrency=2)
+    # A bound of 2 open runs: the accept below has at least 3 ahead and must say so.
+    busy = worker_factory({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_ACCEPT_BACKLOG_BOUND": "2"},
+                          concurrency=2)
     producer = _bare_producer(busy.redis_url)
     try:
         first = producer.send_task("engram.remember", kwargs={
@@ -70,8 +72,12 @@ def test_accept_and_status_answer_while_every_pipeline_process_is_busy(worker_fa
             timeout=SLOW / 3)
         turn = producer.send_task("engram.remember", kwargs={
             "dataset": dataset_name, "session_id": "chat-1", "question": "q?", "answer": "a."}).get(timeout=SLOW / 3)
+        overview = producer.send_task("engram.status", kwargs={"dataset": dataset_name}).get(timeout=SLOW / 3)
         waited = time.monotonic() - started
         assert accepted["status"] == "accepted" and accepted["runs"][0]["duplicate"] is False
+        assert accepted["queued_ahead"] >= 3 and "eta_s" in accepted  # back-pressure, not a stall
+        assert set(overview["queues"]) == {"celery", "ingest", "llm", "embed", "maintenance"}
+        assert overview["queues"]["ingest"] >= 1  # the new run's first stage waits for a process
         assert status["runs"][0]["status"] == "pending"  # queued behind the busy processes, and we can see it
         assert turn["status"] == "session_stored"
         assert waited < SLOW / 2
