@@ -270,6 +270,9 @@ def main() -> None:
             idle_p95, load_p95 = report[f"{kind}_idle"]["p95_ms"], report[f"{kind}_load"]["p95_ms"]
             report[f"{kind}_p95_load_over_idle"] = load_p95 / idle_p95 if idle_p95 and load_p95 else None
     finally:
+        import gc
+
+        gc.collect()  # result handles unsubscribe while Redis still runs, not at interpreter exit
         stop_worker(proc)
         stop_embedded_postgres(settings)
         stop_embedded_redis(settings)

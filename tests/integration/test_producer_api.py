@@ -4,6 +4,7 @@ status answer while every pipeline process is busy."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -33,6 +34,15 @@ def test_the_readme_producer_snippet_runs_verbatim(worker, tmp_path):
     done = run_snippet(worker.redis_url, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("accepted "), done.stdout
+
+    # The CLI shows the dataset's runs and what waits in each queue.
+    env = dict(os.environ, ENGRAM_REDIS_URL=worker.redis_url, COLUMNS="200")
+    cli = subprocess.run([sys.executable, "-m", "engram.cli", "status", "--dataset", "support-kb", "--user", "alice"],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    line = next(x for x in cli.stdout.splitlines() if x.startswith("queued (messages waiting):"))
+    assert {q: int(n) >= 0 for q, n in re.findall(r"(\w+) (\d+)", line)} == dict.fromkeys(
+        ["celery", "ingest", "llm", "embed", "maintenance"], True), line
 
 
 def _bare_producer(redis_url: str) -> Celery:
