@@ -212,7 +212,10 @@ def main() -> None:
             accept_idle.append(took)
         wait_idle(store, 600)
 
-        docs = generate(args.producers * args.docs)
+        docs, seed = [], 7
+        while len(docs) < args.producers * args.docs:  # the generator makes at most 300 per seed
+            docs += generate(min(300, args.producers * args.docs - len(docs)), seed=seed)
+            seed += 1
         unique = uuid.uuid4().hex[:6]  # fresh content every run: content-hash dedupe never makes it a no-op
         docs = [(n, f"{t}\n\nLoad run {unique}.") for n, t in docs]
         accepts: list[float] = []
