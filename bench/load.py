@@ -7,7 +7,7 @@ One `engram worker --concurrency W` (W pipeline processes + the api thread pool)
 Postgres and Redis, offline extractor (no LLM latency), the real local embedding model.
 
 idle: Q recall clients and one status client for --idle-seconds with nothing queued; then
-      single-document accepts, one at a time (the fleet then drains them).
+      accepts of --batch documents, one at a time (the fleet then drains them).
 load: P producer threads send P x M documents as remembers of --batch items each, every one
       waited for (`.get()`, as the README snippet does), through a bare Celery app (task names
       only, as a producer without Engram would); meanwhile the same Q recall clients and the status
@@ -184,7 +184,8 @@ def main() -> None:
     proc = start_worker(concurrency=args.workers, loglevel="warning", log_path=args.out / f"load-worker-{tag}.log",
                         extra_args=extra)
     store = Store()
-    report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "producers": args.producers,
+    report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    "load_average_at_start": os.getloadavg()[0], "producers": args.producers,
                     "docs_per_producer": args.docs, "batch": args.batch, "recallers": args.recallers,
                     "pipeline_processes": args.workers, "api_threads": args.api_threads or settings.api_threads,
                     "cores": os.cpu_count()}
@@ -206,9 +207,9 @@ def main() -> None:
         idle = Clients(urls.redis_url, args.recallers, questions, "seed", run_ids)
         idle.run(seconds=args.idle_seconds)
         accept_idle = []
-        for i in range(args.idle_accepts):
-            took, _ = timed(cold_app, "engram.remember", {"dataset": "idle", "create_dataset": True,
-                                                         "items": [{"text": f"Idle accept {i} {uuid.uuid4()}."}]})
+        for i in range(args.idle_accepts):  # the same batch size as under load
+            items = [{"text": f"Idle accept {i}.{j} {uuid.uuid4()}."} for j in range(args.batch)]
+            took, _ = timed(cold_app, "engram.remember", {"dataset": "idle", "create_dataset": True, "items": items})
             accept_idle.append(took)
         wait_idle(store, 600)
 
@@ -286,7 +287,7 @@ def main() -> None:
     f = lambda s: f"p50 {s['p50_ms']:.1f} ms  p95 {s['p95_ms']:.1f} ms  max {s['max_ms']:.1f} ms  (n={s['n']})"  # noqa: E731
     print(f"{report['date']}: {args.producers} producers x {args.docs} docs (batches of {args.batch}), "
           f"{args.recallers} recall clients, {args.workers} pipeline processes + {report['api_threads']} api threads, "
-          f"{report['cores']} cores")
+          f"{report['cores']} cores, load average {report['load_average_at_start']:.1f} at start")
     print(f"accept idle:  {f(report['accept_idle'])}")
     print(f"accept load:  {f(report['accept_load'])}   all {len(docs)} accepted in {accept_wall:.1f}s")
     print(f"status idle:  {f(report['status_idle'])}")

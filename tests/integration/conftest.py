@@ -89,7 +89,9 @@ class WorkerHandle:
             redis_db = BROKER_DATABASES.take()
         self.redis_db = redis_db
         self.redis_url = _redis_db_url(services.redis_url, redis_db)
-        self.env = dict(os.environ, ENGRAM_REDIS_URL=self.redis_url, **env)
+        # Stage processes at normal priority: this machine is shared with other suites, and niced
+        # ones would miss the short heartbeat timeouts some tests set.
+        self.env = dict(os.environ, ENGRAM_REDIS_URL=self.redis_url, **{"ENGRAM_PIPELINE_NICE": "0", **env})
         self.concurrency = concurrency
         self.log_path = log_dir / f"worker-{redis_db}-{uuid.uuid4().hex[:6]}.log"
         import redis
