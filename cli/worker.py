@@ -69,9 +69,16 @@ def plan(settings, *, queues: str = "", concurrency: int = 2, pool: str | None =
 def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
     """Run one Celery worker in this process (after the services are up: they keep our priority)."""
     from engram.celery_app import app
+    from engram.settings import get_settings
 
     if spec.nice:
         os.nice(spec.nice)
+    settings = get_settings()
+    if settings.queue_api in spec.queues and spec.pool == "threads" and settings.embedding_model.startswith("local:"):
+        # The api worker's own query embedder, loaded before it consumes: no recall waits for it.
+        from engram.adapters.embed import get_embedder
+
+        get_embedder(settings).embed(["warm up the query embedder"])
     app.worker_main(spec.argv(loglevel, extra))
 
 
