@@ -101,7 +101,8 @@ class EngramTools:
         from engram.tasks.client import RunHandle
 
         try:
-            return RunHandle(self.client, uuid.UUID(run_id)).wait(timeout=self.timeout)
+            return RunHandle(self.client, uuid.UUID(run_id), user=self.authority.current_user()).wait(
+                timeout=self.timeout)
         except TimeoutError as exc:
             raise ToolFailed(str(exc)) from None
 

@@ -214,19 +214,21 @@ class EngramClient:
         fields.setdefault("create_dataset", True)
         accepted = CaptureAccepted.model_validate(
             self.call("engram.capture", title=title, dataset=dataset, user=user, **fields))
-        return self.capture_status(accepted.object_id, accepted.run_id, timeout=timeout) if wait else accepted
+        return self.capture_status(accepted.object_id, accepted.run_id, timeout=timeout, user=user) if wait \
+            else accepted
 
     def reprocess(self, object_id: uuid.UUID | str, *, dataset: str, user: str = "default", wait: bool = False,
                   timeout: float = 120.0) -> dict | CaptureStatus:
         """Resume a capture at its failed stage with the original request (or rerun it all)."""
         out = self.call("engram.capture.reprocess", object_id=str(object_id), dataset=dataset, user=user)
-        return self.capture_status(uuid.UUID(out["object_id"]), uuid.UUID(out["run_id"]), timeout=timeout) \
-            if wait else out
+        return self.capture_status(uuid.UUID(out["object_id"]), uuid.UUID(out["run_id"]), timeout=timeout,
+                                   user=user) if wait else out
 
-    def capture_status(self, object_id: uuid.UUID, run_id: uuid.UUID | None, timeout: float = 120.0) -> CaptureStatus:
+    def capture_status(self, object_id: uuid.UUID, run_id: uuid.UUID | None, timeout: float = 120.0,
+                       user: str = "default") -> CaptureStatus:
         if run_id is None:
             return CaptureStatus.of(object_id, None)
-        return CaptureStatus.of(object_id, RunHandle(self, run_id).wait(timeout=timeout))
+        return CaptureStatus.of(object_id, RunHandle(self, run_id, user=user).wait(timeout=timeout))
 
 
 def items_from_paths(paths: Iterable[str | Path]) -> list[dict]:
