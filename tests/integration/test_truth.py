@@ -66,8 +66,9 @@ def test_lessons_lift_an_aligned_chunk_and_an_abandoned_basis_is_refused(client,
     lift = {t: after[t] / before[t] for t in ("aligned.md", "unaligned.md")}
     assert all(0.75 <= v <= 1.25 for v in lift.values())
     assert lift["aligned.md"] > lift["unaligned.md"]
-    # Without truth the unaligned note ranks first; the lesson's direction turns the order round.
-    assert before["unaligned.md"] > before["aligned.md"] and after["aligned.md"] > after["unaligned.md"]
+    # Without truth the aligned note is not ahead (hybrid fusion may tie the two equally similar
+    # notes); the lesson's direction puts it first.
+    assert before["unaligned.md"] >= before["aligned.md"] and after["aligned.md"] > after["unaligned.md"]
 
     # An abandoned build's stamp at the live epoch but another basis: the reader refuses it.
     with store.unit_of_work() as uow:
