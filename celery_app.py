@@ -43,6 +43,14 @@ PUBLIC_TASKS = [
     "engram.unshare",
     "engram.capture",
     "engram.capture.reprocess",
+    "engram.agent.memory",
+    "engram.agent.trace",
+    "engram.skills.apply",
+    "engram.skills.define",
+    "engram.skills.define_tool",
+    "engram.skills.feedback",
+    "engram.skills.improve",
+    "engram.skills.list",
 ]
 
 
@@ -72,10 +80,10 @@ def _routes(s) -> dict:
         "engram.capture.reason": {"queue": s.queue_maintenance},
         # Skill views, definitions and agent memory are short reads/writes; drafting a
         # procedure is an LLM call.
-        "engram.skills.improve": {"queue": s.queue_llm},
         "engram.skills.*": {"queue": s.queue_api},
         "engram.agent.*": {"queue": s.queue_api},
         **public_routes(s),  # exact names: they win over the patterns above
+        "engram.skills.improve": {"queue": s.queue_llm},  # an LLM call, sent through Engram's app
     }
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from engram.adapters.llm import usage
 from engram.adapters.llm.errors import LLMTransientError
 from engram.adapters.store import Store, UnitOfWork
+from engram.celery_app import PUBLIC_TASKS as PUBLIC_TASK_NAMES
 from engram.celery_app import app
 from engram.settings import get_settings
 
@@ -53,17 +54,10 @@ def backoff_seconds(retries: int) -> float:
     return random.uniform(ceiling / 2, ceiling)
 
 
-# The producer contract: tasks any broker client may call (each checks the caller's grants).
-# Every other engram.* task is internal and runs only messages Engram signed (adapters/signing).
-PUBLIC_TASKS = frozenset({
-    "engram.remember", "engram.status", "engram.cognify", "engram.recall", "engram.forget",
-    "engram.share", "engram.unshare", "engram.feedback", "engram.improve", "engram.sessions",
-    "engram.improve.run_status", "engram.maintenance.check_contradictions", "engram.maintenance.supersede",
-    # producer tasks of other lanes (capture, agentic memory, skills): each checks dataset grants
-    "engram.capture", "engram.capture.reprocess", "engram.agent.memory", "engram.agent.trace",
-    "engram.skills.apply", "engram.skills.define", "engram.skills.define_tool", "engram.skills.feedback",
-    "engram.skills.improve", "engram.skills.list",
-})
+# The producer contract (celery_app.PUBLIC_TASKS, also their routes): tasks any broker client may
+# call, each checking the caller's grants. Every other engram.* task is internal and runs only
+# messages Engram signed (adapters/signing).
+PUBLIC_TASKS = frozenset(PUBLIC_TASK_NAMES)
 
 
 class EngramTask(Task):
