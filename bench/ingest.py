@@ -54,20 +54,22 @@ def build_cassette(docs: list[tuple[str, str]], max_chunk_tokens: int, latency: 
 
 
 def _tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
+    """The process tree under `root`, from the kernel's children lists (cheap: the sampler must
+    not steal the cores it measures)."""
     out, todo = [], [root]
     while todo:
         pid = todo.pop()
         out.append(pid)
-        todo.extend(children.get(pid, []))
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in threads:  # a child belongs to the thread that forked it
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
     return out
 
 
@@ -85,7 +87,7 @@ def _kb(path: str, field: str) -> int:
 class TreeMemory(threading.Thread):
     """Peak summed RSS and PSS of a process tree (the worker and its pool)."""
 
-    def __init__(self, roots: list[int], every: float = 0.2):
+    def __init__(self, roots: list[int], every: float = 0.5):
         super().__init__(daemon=True)
         self.roots, self.every = roots, every
         self.peak_rss_kb = self.peak_pss_kb = self.processes = 0
@@ -135,7 +137,7 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
             break
         if now > timeout:
             raise SystemExit(f"only {done} of {len(run_ids)} runs finished in {timeout}s")
-        time.sleep(0.05)
+        time.sleep(0.1)
     wall = time.perf_counter() - started
     with store.unit_of_work() as uow:
         row = uow.conn.execute(text(
@@ -191,7 +193,8 @@ def prepare_floor(docs, dataset_id, settings):
         document = ids.document_id(ids.data_item_id(dataset_id, digest))
         rows = [{"id": ids.chunk_id(document, c.index), "index": c.index, "text": c.text,
                  "token_count": c.token_count, "cut_type": c.cut_type} for c in chunks]
-        draft = build_graph(dataset_id, [(r["id"], r["text"]) for r in rows], extractions)
+        title = name or text.strip().splitlines()[0][:200]  # as the classify stage names it
+        draft = build_graph(dataset_id, [(r["id"], r["text"]) for r in rows], extractions, title=title)
         out.append((name, text, digest, document, rows, draft, texts_to_embed(rows, draft)))
     return out
 
