@@ -166,5 +166,10 @@ def _preload_embedder(sender=None, **_kwargs) -> None:
     embed.set_process_share(concurrency if forks else 1)
     embedder = embed.get_embedder(settings)
     embedder.preload()
+    if forks:  # the pool's collections must not write to (and so copy) what it shares with us
+        import gc
+
+        gc.collect()
+        gc.freeze()
     if not forks:  # threads/solo: this process embeds, with every core it owns
         embed.set_torch_threads(embed.torch_threads(1))

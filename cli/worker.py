@@ -4,16 +4,21 @@ Stage work (classify, chunk, extract, embed) is CPU-bound and holds a process fo
 public producer tasks (accept, status, recall) must answer in milliseconds however busy the
 fleet is. So one `engram worker` runs two Celery workers under a small supervisor: the
 pipeline queues on processes at a lower CPU priority, and the api queue on threads of its own.
+
+The supervisor loads the local embedding model once and forks both workers from it (no exec):
+the pipeline worker, its pool processes and the api worker all share that one copy of torch and
+the weights, copy-on-write, so the whole tree holds the model once.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
+import traceback
 import uuid
 from dataclasses import dataclass
 
@@ -82,19 +87,77 @@ def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
     app.worker_main(spec.argv(loglevel, extra))
 
 
-def supervise(specs: list[WorkerSpec], loglevel: str, extra: list[str]) -> int:
-    """Run each spec as a child `engram worker`; restart one that dies; stop all on SIGTERM/SIGINT."""
-    logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/engram worker] %(message)s")
+class ForkedWorker:
+    """A worker forked from the supervisor: the part of Popen's interface the supervisor uses."""
 
-    def spawn(spec: WorkerSpec) -> subprocess.Popen:
-        argv = [sys.executable, "-m", "engram.cli", "worker", f"--hostname={spec.hostname}",
-                f"--queues={','.join(spec.queues)}", f"--concurrency={spec.concurrency}",
-                f"--loglevel={loglevel}", f"--nice={spec.nice}", "--api-threads=0"]
-        if spec.pool:
-            argv.append(f"--pool={spec.pool}")
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+
+def _fork_worker(spec: WorkerSpec, loglevel: str, extra: list[str]) -> ForkedWorker:
+    pid = os.fork()
+    if pid:
+        return ForkedWorker(pid)
+    code = 1
+    try:  # the child: the supervisor's handlers are not ours; Celery installs its own
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        run_one(spec, loglevel, extra)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 - report, then leave without running the parent's cleanup
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def preload_shared(settings) -> bool:
+    """What every worker needs, loaded once in the supervisor so the children share its pages:
+    the task modules, and the local model (on one thread: no OpenMP pool exists at the fork)."""
+    from engram.celery_app import app
+
+    app.loader.import_default_modules()
+    if not (settings.embed_preload and settings.embedding_model.startswith("local:")):
+        return False
+    from engram.adapters.embed import get_embedder
+
+    get_embedder(settings).preload()
+    return True
+
+
+def supervise(specs: list[WorkerSpec], loglevel: str, extra: list[str]) -> int:
+    """Run each spec as a forked child worker; restart one that dies; stop all on SIGTERM/SIGINT."""
+    from engram.adapters.redis_client import reset_redis
+    from engram.adapters.store.engine import dispose_engine
+    from engram.settings import get_settings
+
+    logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/engram worker] %(message)s")
+    if preload_shared(get_settings()):
+        log.info("embedding model loaded once; workers share it")
+    dispose_engine()  # no connection of ours may be inherited by a child
+    reset_redis()
+    gc.collect()
+    gc.freeze()  # the children's collections must not write to (and so copy) the shared objects
+
+    def spawn(spec: WorkerSpec) -> ForkedWorker:
         log.info("starting %s on %s (%s x%d, nice %d)", spec.hostname, ",".join(spec.queues),
                  spec.pool or "prefork", spec.concurrency, spec.nice)
-        return subprocess.Popen(argv + extra)
+        return _fork_worker(spec, loglevel, extra)
 
     children = {spec: spawn(spec) for spec in specs}
     stopping: list[int] = []
