@@ -73,12 +73,17 @@ def remember(self, req: RememberRequest) -> dict:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         ahead = uow.runs.open_count()
         options = req.options.model_dump(exclude_none=True)
-        for item in prepared:
-            item_id, created = uow.graph.add_item(
-                dataset, item.digest, item.text, name=item.name, mime=item.mime, source=item.source,
-                node_sets=req.node_sets, importance=req.importance,
-            )
+        added = uow.graph.add_items(
+            dataset, [{"digest": i.digest, "content": i.text, "name": i.name, "mime": i.mime, "source": i.source}
+                      for i in prepared], node_sets=req.node_sets, importance=req.importance)
+        new_runs: list[dict] = []
+        started_here: dict[uuid.UUID, uuid.UUID] = {}  # item -> the run this call created for it
+        for item, (item_id, created) in zip(prepared, added):
             if not created:
+                if item_id in started_here:  # the same content twice in one call: one run
+                    refs.append(RunRef(run_id=started_here[item_id], data_item_id=item_id, name=item.name,
+                                       duplicate=True, status="pending"))
+                    continue
                 previous = uow.runs.latest_for_item(item_id)
                 if previous is not None and previous["status"] == "pending" and self.request.retries:
                     # This remember is a retry: its first attempt may have committed the run and
@@ -96,12 +101,14 @@ def remember(self, req: RememberRequest) -> dict:
                     continue
             run_id = uuid.uuid4()
             stages = pipeline.stages_for(options)
-            uow.runs.create(run_id, "cognify", stages, dataset, item_id,
-                            params={"options": options, "doc_type": item.doc_type, "name": item.name})
-            uow.runs.finish_stage(run_id, "add", "completed", output={"data_item_id": str(item_id),
-                                                                       "duplicate": not created})
+            new_runs.append({"id": run_id, "pipeline": "cognify", "stages": stages, "dataset": dataset,
+                             "data_item": item_id,
+                             "params": {"options": options, "doc_type": item.doc_type, "name": item.name},
+                             "done": {stages[0]: {"data_item_id": str(item_id), "duplicate": not created}}})
+            started_here[item_id] = run_id
             to_start.append((run_id, stages[1:]))
             refs.append(RunRef(run_id=run_id, data_item_id=item_id, name=item.name, status="pending"))
+        uow.runs.create_many(new_runs)
         bound = settings.accept_backlog_bound
         pressure = backlog(ahead, uow.runs.finished_since(RATE_WINDOW_SECONDS) if ahead > bound else 0,
                            len(to_start), bound)

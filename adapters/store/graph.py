@@ -27,6 +27,11 @@ from engram.pipelines.recall.lexical import postings
 Vectors = dict[uuid.UUID, list[float]]
 
 
+def _by_id(row: Any) -> Any:
+    """Rows upserted in one order by every loader: two loads of shared entities never deadlock."""
+    return row.id
+
+
 def _at(value: Any) -> Any:
     return None if value is None else value.at
 
@@ -72,6 +77,30 @@ class GraphRepository:
             .returning(data_items.c.id)
         ).first()
         return item, created is not None
+
+    def add_items(self, dataset: uuid.UUID, items: Sequence[dict[str, Any]], *, node_sets: Sequence[str] = (),
+                  importance: float = 0.5) -> list[tuple[uuid.UUID, bool]]:
+        """add_item for many items in one statement (an accept is one short transaction).
+
+        `items` hold digest, content, name, mime, source. Returns (item id, created?) in order;
+        of equal contents within the call only the first counts as created."""
+        rows: dict[uuid.UUID, dict[str, Any]] = {}
+        for it in items:
+            rows.setdefault(ids.data_item_id(dataset, it["digest"]), {
+                "dataset_id": dataset, "content_hash": it["digest"], "content": it["content"], "name": it.get("name"),
+                "mime": it.get("mime"), "source": it.get("source"), "node_sets": list(node_sets),
+                "importance": importance})
+        created: set[uuid.UUID] = set()
+        if rows:
+            created = set(self.conn.execute(
+                insert(data_items).values([{"id": k, **v} for k, v in rows.items()])
+                .on_conflict_do_nothing().returning(data_items.c.id)).scalars())
+        out: list[tuple[uuid.UUID, bool]] = []
+        for it in items:
+            item = ids.data_item_id(dataset, it["digest"])
+            out.append((item, item in created))
+            created.discard(item)
+        return out
 
     def item(self, item: uuid.UUID) -> dict | None:
         row = self.conn.execute(select(data_items).where(data_items.c.id == item)).mappings().first()
@@ -129,7 +158,7 @@ class GraphRepository:
         if draft.entity_types:
             stmt = insert(entity_types).values(
                 [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
-                  "embedding": vectors.get(t.id)} for t in draft.entity_types]
+                  "embedding": vectors.get(t.id)} for t in sorted(draft.entity_types, key=_by_id)]
             )
             self.conn.execute(stmt.on_conflict_do_nothing())
         if draft.entities:
@@ -144,7 +173,7 @@ class GraphRepository:
                         "description": e.description or "",
                         "embedding": vectors.get(e.id),
                     }
-                    for e in draft.entities
+                    for e in sorted(draft.entities, key=_by_id)
                 ]
             )
             # The same entity from another document is one node: keep the first description.
@@ -171,7 +200,7 @@ class GraphRepository:
                         "embedding": vectors.get(e.id),
                         "provenance": list(e.provenance),
                     }
-                    for e in draft.edges
+                    for e in sorted(draft.edges, key=_by_id)
                 ]
             )
             # An existing identity is updated, never duplicated: provenance grows, text refreshes.

@@ -44,6 +44,22 @@ class RunRepository:
             [{"run_id": run_id, "stage": s, "position": i, "status": "pending"} for i, s in enumerate(stages)],
         )
 
+    def create_many(self, runs: list[dict[str, Any]]) -> None:
+        """Create runs in two statements. Each dict: id, pipeline, stages, dataset, data_item,
+        params, and `done`: {stage: output} of stages already completed (e.g. the accept's `add`)."""
+        if not runs:
+            return
+        now = _now()
+        self.conn.execute(insert(pipeline_runs), [
+            {"id": r["id"], "pipeline": r["pipeline"], "dataset_id": r["dataset"], "data_item_id": r.get("data_item"),
+             "status": "pending", "params": r.get("params") or {}, "heartbeat_at": now if r.get("done") else None}
+            for r in runs])
+        done = [(r, i, s) for r in runs for i, s in enumerate(r["stages"])]
+        self.conn.execute(insert(stage_runs), [
+            {"run_id": r["id"], "stage": s, "position": i, "status": "completed" if s in r.get("done", {}) else "pending",
+             "output": r.get("done", {}).get(s), "finished_at": now if s in r.get("done", {}) else None}
+            for r, i, s in done])
+
     def get(self, run_id: uuid.UUID) -> dict | None:
         row = self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).mappings().first()
         return dict(row) if row else None
