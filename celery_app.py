@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
@@ -66,6 +68,9 @@ def _routes(s) -> dict:
         "engram.cognify.embed_and_load": {"queue": s.queue_embed},
         "engram.embed.batch": {"queue": s.queue_embed},
         "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
+        # An accept's runs are expanded into their chains by the pipeline fleet: the api worker
+        # publishes one message per accept, whatever its size.
+        "engram.cognify.start": {"queue": s.queue_ingest},
         "engram.maintenance.*": {"queue": s.queue_maintenance},
         # Improve requests are quick claim attempts; the stages are the work. Separate queues
         # keep a burst of requests from starving the holder's next stage (and its lease).
@@ -171,5 +176,9 @@ def _preload_embedder(sender=None, **_kwargs) -> None:
 
         gc.collect()
         gc.freeze()
-    if not forks:  # threads/solo: this process embeds, with every core it owns
+    if not forks and settings.queue_embed in consumed:  # threads/solo: batches here, on every core it owns
         embed.set_torch_threads(embed.torch_threads(1))
+    elif not forks:
+        # Only queries (one short question each): one torch thread. Two threads cost 3-5x a
+        # query's latency whenever the other core is busy (each OpenMP region waits for it).
+        embed.set_torch_threads(int(os.environ.get("ENGRAM_TORCH_THREADS") or 1))

@@ -68,6 +68,8 @@ class Settings(BaseSettings):
     # so a bare Celery(broker=..., backend=...) producer reaches it without any routing.
     queue_api: str = "celery"
     api_threads: int = Field(default=8, ge=0, description="threads serving the api queue in `engram worker`")
+    api_switch_interval_seconds: float = Field(
+        default=0.0005, gt=0, le=0.1, description="GIL switch interval of thread-pool workers (Python's default 0.005)")
     pipeline_nice: int = Field(default=10, ge=0, le=19, description="niceness of stage-work processes")
     accept_backlog_bound: int = Field(
         default=200, ge=0, description="open runs above which accept reports queued_ahead and eta_s")

@@ -8,12 +8,15 @@ Postgres and Redis, offline extractor (no LLM latency), the real local embedding
 
 idle: Q recall clients and one status client for --idle-seconds with nothing queued; then
       accepts of --batch documents, one at a time (the fleet then drains them).
-load: P producer threads send P x M documents as remembers of --batch items each, every one
+burst: P producer threads send P x M documents as remembers of --batch items each, every one
       waited for (`.get()`, as the README snippet does), through a bare Celery app (task names
-      only, as a producer without Engram would); meanwhile the same Q recall clients and the status
-      client run, and keep running for --load-seconds after the last accept (the backlog is still
-      queued then). The README producer snippet is run verbatim once under that load.
-Reported: accept latency p50/p95/max, status and recall p50/p95 idle vs load (and their ratio),
+      only, as a producer without Engram would), with no pause: the api's accept capacity.
+load: then, with that backlog queued and every pipeline process busy, one producer remembers a
+      batch at a time (each waited for, 0.5 s apart) for 0.8 x --load-seconds: the accept latency
+      a producer sees while the fleet is saturated. The same Q recall clients and the status
+      client run from the burst to the end of --load-seconds. The README producer snippet is run
+      verbatim once under that load.
+Reported: accept latency p50/p95/max (burst and load), status and recall p50/p95 idle vs load (and their ratio),
 the back-pressure answers seen, and pipeline throughput during the load window.
 Figures go to stdout and bench/results/load-<timestamp>.json.
 """
@@ -249,6 +252,24 @@ def main() -> None:
             t.join()
         accept_wall = time.perf_counter() - load_started
         queued_after_accepts = open_runs(store)
+        # Steady: with the backlog queued and every pipeline process busy, one producer remembers
+        # a batch at a time, each waited for (the README's way), while the clients keep going.
+        steady: list[float] = []
+        steady_backlog: list[int] = []
+        sapp = producer_app(urls.redis_url)
+        steady_until = time.perf_counter() + args.load_seconds * 0.8
+        n = 0
+        while time.perf_counter() < steady_until:
+            steady_backlog.append(open_runs(store))
+            items = [{"text": f"Steady accept {unique}.{n}.{j}: the fleet is busy.", "name": f"steady-{n}-{j}"}
+                     for j in range(args.batch)]
+            try:
+                took, _ = timed(sapp, "engram.remember", {"dataset": "load", "items": items}, timeout=60)
+                steady.append(took)
+            except Exception as exc:
+                errors.append(f"remember (steady): {exc}")
+            n += 1
+            time.sleep(0.5)
         all_accepted.set()
         snippet = run_readme_snippet(urls.redis_url)
         clients.join()
@@ -259,7 +280,8 @@ def main() -> None:
         report.update({
             "recall_idle": summary(idle.recall), "status_idle": summary(idle.status),
             "accept_idle": summary(accept_idle),
-            "accept_load": summary(accepts), "status_load": summary(load.status), "recall_load": summary(load.recall),
+            "accept_load": summary(accepts), "accept_steady": summary(steady),
+            "steady_backlog_min": min(steady_backlog, default=None), "status_load": summary(load.status), "recall_load": summary(load.recall),
             "accept_wall_s": accept_wall, "documents": len(docs), "remembers": len(accepts),
             "queued_after_accepts": queued_after_accepts, "queued_at_end": queued_at_end,
             "backpressure_answers": sum(1 for a in answers if a.get("queued_ahead") is not None),
@@ -289,7 +311,10 @@ def main() -> None:
           f"{args.recallers} recall clients, {args.workers} pipeline processes + {report['api_threads']} api threads, "
           f"{report['cores']} cores, load average {report['load_average_at_start']:.1f} at start")
     print(f"accept idle:  {f(report['accept_idle'])}")
-    print(f"accept load:  {f(report['accept_load'])}   all {len(docs)} accepted in {accept_wall:.1f}s")
+    print(f"accept burst: {f(report['accept_load'])}   all {len(docs)} accepted in {accept_wall:.1f}s "
+          f"({len(docs) / accept_wall:.0f} docs/s; {args.producers} producers at once, no pause)")
+    print(f"accept load:  {f(report['accept_steady'])}   one producer, each waited for, while "
+          f">= {report['steady_backlog_min']} runs were queued behind the busy pipeline")
     print(f"status idle:  {f(report['status_idle'])}")
     print(f"status load:  {f(report['status_load'])}   p95 ratio {report['status_p95_load_over_idle'] or 0:.2f}")
     print(f"recall idle:  {f(report['recall_idle'])}   (cold first recall {report['recall_cold_ms']:.0f} ms)")

@@ -79,6 +79,10 @@ def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
     if spec.nice:
         os.nice(spec.nice)
     settings = get_settings()
+    if spec.pool == "threads":
+        # A thread back from a query waits for the GIL up to one switch interval while a busy
+        # thread (a recall ranking) holds it; an accept makes ~20 such waits. 5 ms -> 0.5 ms.
+        sys.setswitchinterval(settings.api_switch_interval_seconds)
     if settings.queue_api in spec.queues and spec.pool == "threads" and settings.embedding_model.startswith("local:"):
         # The api worker's own query embedder, loaded before it consumes: no recall waits for it.
         from engram.adapters.embed import get_embedder

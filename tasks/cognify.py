@@ -113,7 +113,7 @@ def remember(self, req: RememberRequest) -> dict:
         pressure = backlog(ahead, uow.runs.finished_since(RATE_WINDOW_SECONDS) if ahead > bound else 0,
                            len(to_start), bound)
     # Enqueue only after the rows are committed.
-    start_runs(to_start)
+    enqueue_runs(to_start)
     return RememberResult(status="accepted", dataset=req.dataset, runs=refs, **(pressure or {})).model_dump(mode="json")
 
 
@@ -189,6 +189,29 @@ def start_runs(runs: list[tuple[uuid.UUID, list[str]]]) -> None:
     callback = app.signature("engram.cognify.finish_dataset", kwargs={"run_ids": [str(r) for r, _ in runs]},
                              immutable=True)
     chord(group(run_chain(r, s) for r, s in runs))(callback)
+
+
+class StartRequest(BaseModel):
+    runs: list[tuple[uuid.UUID, list[str]]]
+
+
+def enqueue_runs(runs: list[tuple[uuid.UUID, list[str]]]) -> None:
+    """An accept's enqueue: one chain is one message anyway; several go as one `start` message
+    that a pipeline worker expands, so accepting a batch costs one publish, not one per item."""
+    from engram.celery_app import app
+
+    runs = [(r, s) for r, s in runs if s]
+    if len(runs) <= 1:
+        start_runs(runs)
+        return
+    app.send_task("engram.cognify.start", kwargs={"runs": [[str(r), s] for r, s in runs]})
+
+
+@engram_task("engram.cognify.start", payload=StartRequest)
+def start(self, req: StartRequest) -> dict:
+    """Enqueue the chains of runs an accept committed (signed by Engram: internal only)."""
+    start_runs(req.runs)
+    return {"runs": len(req.runs)}
 
 
 @engram_task("engram.cognify.finish_dataset")
