@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from engram.adapters.embed import get_embedder
 from engram.adapters.llm.gateway import gateway_from_settings
+from engram.adapters.redis_client import get_redis
+from engram.adapters.results import purge_quoting
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
 from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
@@ -154,6 +156,9 @@ def forget(self, req: ForgetRequest) -> dict:
         if rewritten:  # a kept fact's vector embedded the forgotten description: embed what is left
             vectors = get_embedder(get_settings()).embed([t for _, t in rewritten])
             uow.forget.set_edge_embeddings({e: v for (e, _), v in zip(rewritten, vectors)})
+        # Task results quoting what went (a recall's chunks, an accept's payload): before the
+        # commit, so a Redis error rolls the forget back and its retry does both.
+        purge_quoting(get_redis(), uow.forget.removed_texts)
     return ForgetResult(**counts).model_dump()
 
 

@@ -25,6 +25,12 @@ def _uuids(values) -> list[uuid.UUID]:
 class ForgetRepository:
     def __init__(self, conn: Connection):
         self.conn = conn
+        # The texts forget removed (contents, chunks, summaries, entity names, session turns):
+        # the caller purges copies outside Postgres that quote them (Celery task results).
+        self.removed_texts: list[str] = []
+
+    def _note(self, sql: str, **params) -> None:
+        self.removed_texts.extend(t for row in self.conn.execute(text(sql), params) for t in row if t)
 
     def _ids(self, sql: str, **params) -> list[uuid.UUID]:
         return _uuids(self.conn.execute(text(sql), params).scalars())
@@ -57,6 +63,9 @@ class ForgetRepository:
             " WHERE d.data_item_id = ANY(CAST(:items AS uuid[]))", **p)
         datasets = self._ids("SELECT DISTINCT dataset_id FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
         c = {"c": chunk_ids, "d": datasets}
+        self._note("SELECT content FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
+        self._note("SELECT c.text, s.text FROM chunks c LEFT JOIN summaries s ON s.chunk_id = c.id"
+                   " WHERE c.id = ANY(CAST(:c AS uuid[]))", **c)
         from engram.adapters.store.capture import CaptureRepository
 
         # Captured objects: their nodes, every edge touching them, inferences drawn from them.
@@ -101,6 +110,8 @@ class ForgetRepository:
             "UPDATE edge_intervals i SET ends_at = i.valid_to, superseded_by = NULL WHERE i.superseded_by IS NOT NULL"
             " AND i.dataset_id = ANY(CAST(:d AS uuid[]))"
             " AND NOT EXISTS (SELECT 1 FROM edge_intervals n WHERE n.id = i.superseded_by)"), {"d": datasets})
+        self._note("SELECT question, answer, context FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
+                   " OR source_edge_ids && CAST(:r AS uuid[])", c=chunk_ids, r=removed)
         entries = self._ids(
             "DELETE FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
             " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
@@ -109,11 +120,13 @@ class ForgetRepository:
         forget_embeddings(self.conn, items)  # reuse vectors and pending texts no remaining item uses
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
-        counts["entities"] += self.conn.execute(text(
+        names = self.conn.execute(text(
             "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
             " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
             # A captured object's node stays while its object does, linked or not.
-            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id)"), c).rowcount
+            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.name"), c).scalars().all()
+        counts["entities"] += len(names)
+        self.removed_texts.extend(names)
         # A kept entity's description may be the item's: take it from a remaining mention instead.
         self.conn.execute(text(
             "UPDATE entities e SET description = coalesce((SELECT substr(g.edge_text, position(': ' in g.edge_text) + 2)"
@@ -167,6 +180,8 @@ class ForgetRepository:
         items = self._ids("SELECT id FROM data_items WHERE dataset_id = :d", d=dataset)
         counts, rewritten = self.forget_items(items)
         d = {"d": dataset}
+        self._note("SELECT question, answer, context FROM session_entries WHERE dataset_id = :d", **d)
+        self._note("SELECT name FROM entities WHERE dataset_id = :d", **d)
         counts["session_entries"] += self.conn.execute(
             text("DELETE FROM session_entries WHERE dataset_id = :d"), d).rowcount
         for table in ("session_improve_state", "dataset_improve_state", "improve_runs", "improve_claims",
