@@ -8,6 +8,7 @@ from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
 
+from engram.adapters.broker import publish_retry_policy
 from engram.adapters.services import resolve
 from engram.settings import get_settings
 
@@ -126,6 +127,10 @@ def create_app() -> Celery:
         worker_send_task_events=True,
         task_send_sent_event=True,
         broker_connection_retry_on_startup=True,
+        # A broker restart: publishes (accepts, next chain links, retries) wait for it to come
+        # back, and workers give back at once what they held (adapters/broker).
+        task_publish_retry_policy=publish_retry_policy(s.broker_outage_seconds),
+        worker_consumer="engram.adapters.broker:Consumer",
         worker_hijack_root_logger=False,
         timezone="UTC",
         enable_utc=True,

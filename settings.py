@@ -78,6 +78,8 @@ class Settings(BaseSettings):
     retry_backoff_base_seconds: float = Field(default=2.0, gt=0)
     retry_backoff_max_seconds: int = Field(default=60, gt=0)
     longest_task_seconds: int = Field(default=1800, gt=0)
+    broker_outage_seconds: float = Field(
+        default=60.0, gt=0, description="publishes (accepts, next chain links, retries) wait out a broker outage this long")
     run_heartbeat_timeout_seconds: int = Field(default=300, gt=0)
     run_max_attempts: int = Field(default=3, ge=1, description="sweep resumes an abandoned run this often")
     llm_concurrency: int = Field(default=4, ge=1, description="parallel LLM calls within one extract task")

@@ -6,6 +6,7 @@ import time
 import uuid
 
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 CITIES = ["Port Alder", "Tessel", "Marrow Bay", "Greyhaven", "Olmstead", "Cinder Falls", "Wrenfield"]
 COMPANIES = [f"{w} {k}" for w in ("Harbor", "Lantern", "Quarry", "Beacon", "Copper") for k in ("Dynamics", "Works", "Labs", "Mills")]
@@ -21,8 +22,9 @@ def corpus(n: int, tag: str) -> list[str]:
     return docs
 
 
-def expected_graph(dataset: uuid.UUID, docs: list[str]) -> dict[str, set[uuid.UUID]]:
-    """The ids a clean run writes, computed by the pure pipeline in this process (offline LLM)."""
+def expected_graph(dataset: uuid.UUID, docs: list[str], llm_model: str | None = None) -> dict[str, set[uuid.UUID]]:
+    """The ids a clean run writes, computed by the pure pipeline in this process (offline LLM, or
+    the workers' `llm_model`, e.g. their replay cassette)."""
     from engram.adapters.llm.gateway import gateway_from_settings
     from engram.models.payloads import RememberItem
     from engram.pipelines import ids
@@ -33,7 +35,7 @@ def expected_graph(dataset: uuid.UUID, docs: list[str]) -> dict[str, set[uuid.UU
     from engram.tasks.cognify import extract_one
 
     settings = get_settings()
-    gateway = gateway_from_settings(settings)
+    gateway = gateway_from_settings(settings.model_copy(update={"llm_model": llm_model}) if llm_model else settings)
     out: dict[str, set[uuid.UUID]] = {"data_items": set(), "chunks": set(), "entities": set(), "edges": set(),
                                       "summaries": set()}
     for i, doc in enumerate(docs):
@@ -77,7 +79,13 @@ def wait_terminal(store, dataset: uuid.UUID, expected_runs: int, timeout: float,
         if tick is not None and time.monotonic() >= next_tick:
             tick()
             next_tick = time.monotonic() + every
-        runs = run_states(store, dataset)
+        try:
+            runs = run_states(store, dataset)
+        except OperationalError:  # the database restarting under the test: ask again
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+            continue
         if len(runs) >= expected_runs and all(r["status"] in ("completed", "failed") for r in runs):
             return runs
         if time.monotonic() > deadline:
@@ -85,14 +93,13 @@ def wait_terminal(store, dataset: uuid.UUID, expected_runs: int, timeout: float,
         time.sleep(1.0)
 
 
-def figures(name: str, store, dataset: uuid.UUID, docs: list[str], runs: list[dict], **extra) -> dict:
+def figures(name: str, store, dataset: uuid.UUID, docs: list[str], runs: list[dict], llm_model: str | None = None,
+            **extra) -> dict:
     """lost / duplicated / stuck against the clean graph; printed for the closing note."""
-    expected = expected_graph(dataset, docs)
     failed_items = {r["data_item_id"] for r in runs if r["status"] == "failed"}
-    if failed_items:  # a failed run wrote no graph: compare only the documents that completed
-        keep = [d for d in docs if _item_id(dataset, d) not in failed_items]
-        expected = expected_graph(dataset, keep)
-        expected["data_items"] = {_item_id(dataset, d) for d in docs}
+    # A failed run wrote no graph: compare only the documents that completed.
+    expected = expected_graph(dataset, [d for d in docs if _item_id(dataset, d) not in failed_items], llm_model)
+    expected["data_items"] = {_item_id(dataset, d) for d in docs}
     actual = actual_graph(store, dataset)
     completed_items = {r["data_item_id"] for r in runs if r["status"] == "completed"}
     # Lost: an accepted document with no item or no run left to account for it.
