@@ -261,3 +261,28 @@ def test_llm_timeouts_rate_limits_and_garbage_end_each_run_with_its_error(spawn_
     assert all(r["status"] == "failed" and "invalid output" in r["error"] for r in errors["garbage"]), errors
     assert out["completed"] == len(docs) - len(timeouts) - len(garbage), out
     assert sum(out["missing_rows"].values()) == 0, out
+
+
+def test_a_message_a_worker_dropped_with_its_connection_goes_back_to_its_queue_at_once(services):
+    """What the worker's consumer does after reconnecting (adapters/broker): a message delivered
+    but never started is back on its queue at once, not after the visibility timeout."""
+    import redis
+    from celery import Celery
+    from kombu import Queue
+
+    from engram.adapters.broker import restore_dropped
+
+    queue = f"dropped-{uuid.uuid4().hex[:8]}"  # a queue no worker consumes
+    client = redis.Redis.from_url(services.redis_url)
+    app = Celery("drop", broker=services.redis_url)
+    try:
+        with app.connection_for_write() as conn:
+            conn.Producer().publish({"n": 1}, exchange="", routing_key=queue, declare=[Queue(queue)])
+            channel = conn.channel()
+            message = channel.basic_get(queue, no_ack=False)  # delivered: in the unacked hash only
+            assert client.llen(queue) == 0 and client.hexists("unacked", message.delivery_tag)
+            assert restore_dropped(app, [message.delivery_tag, "no-such-tag"]) == []
+            assert client.llen(queue) == 1 and not client.hexists("unacked", message.delivery_tag)
+            assert channel.basic_get(queue, no_ack=True).payload == {"n": 1}
+    finally:
+        client.delete(queue)
