@@ -172,11 +172,15 @@ def main(argv: list[str] | None = None) -> dict:
     base = baselines(passages, questions, embedder)
     results: dict = {"passages": len(passages), "questions": len(questions), "k": args.k,
                      "load_seconds": None if load_s is None else round(load_s, 1),
-                     "machine": "2 cores, shared with other helpers", "date": time.strftime("%Y-%m-%d %H:%M UTC"),
+                     "date": time.strftime("%Y-%m-%d %H:%M UTC"),
                      "lanes": {}}
     for name in ("dense", "bm25", "rrf"):
         results["lanes"][f"baseline {name}"] = scores(base[name], kinds)
     overlaps, tied = [], []
+    from engram.adapters.embed import set_torch_threads
+
+    set_torch_threads(1)  # as the api worker answers queries (one torch thread)
+    results["machine"] = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before the lanes"
     for lane in args.lanes.split(","):
         ranks, millis = [], []
         recall_query(RecallRequest(question=questions[0]["question"], datasets=[dataset], user=USER,
