@@ -25,6 +25,7 @@ TASK_MODULES = [
     "engram.tasks.sharing",
     "engram.tasks.capture",
     "engram.tasks.agentic",
+    "engram.tasks.engine",  # every declared stage's task (pipelines/flows.py)
 ]
 
 
@@ -61,12 +62,19 @@ def public_routes(s) -> dict:
     return {name: {"queue": s.queue_api} for name in PUBLIC_TASKS}
 
 
+def stage_routes(s) -> dict:
+    """Each declared stage's task goes to its declared queue (pipelines/flows.py)."""
+    from engram.pipelines.flow import all_stages
+    from engram.pipelines.flows import FLOWS
+
+    queues = {"ingest": s.queue_ingest, "llm": s.queue_llm, "embed": s.queue_embed,
+              "maintenance": s.queue_maintenance}
+    return {name: {"queue": queues[stage.queue]} for name, stage in all_stages(FLOWS).items()}
+
+
 def _routes(s) -> dict:
     return {
-        "engram.cognify.classify": {"queue": s.queue_ingest},
-        "engram.cognify.chunk": {"queue": s.queue_ingest},
-        "engram.cognify.extract_graph_and_summarize": {"queue": s.queue_llm},
-        "engram.cognify.embed_and_load": {"queue": s.queue_embed},
+        **stage_routes(s),
         "engram.embed.batch": {"queue": s.queue_embed},
         "engram.cognify.finish_dataset": {"queue": s.queue_ingest},
         # An accept's runs are expanded into their chains by the pipeline fleet: the api worker
@@ -80,10 +88,6 @@ def _routes(s) -> dict:
         "engram.improve.distill.curate": {"queue": s.queue_llm},
         "engram.improve.distill.write": {"queue": s.queue_llm},
         "engram.improve.*": {"queue": s.queue_maintenance},
-        "engram.capture.normalize": {"queue": s.queue_llm},
-        "engram.capture.link": {"queue": s.queue_llm},
-        "engram.capture.enrich": {"queue": s.queue_maintenance},
-        "engram.capture.reason": {"queue": s.queue_maintenance},
         # Skill views, definitions and agent memory are short reads/writes; drafting a
         # procedure is an LLM call.
         "engram.skills.*": {"queue": s.queue_api},

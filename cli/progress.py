@@ -10,12 +10,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from engram.models.payloads import RecallResult, RunStatus
-from engram.pipelines.cognify.pipeline import BASE_STAGES
+from engram.pipelines.cognify.flow import COGNIFY
 
 
 def follow_runs(console: Console, runs, timeout: float = 3600.0, poll: float = 0.3) -> list[RunStatus]:
     """One bar per stage: how many of the runs have passed it."""
-    stages = BASE_STAGES
+    stages = COGNIFY.stages_for({})
     latest: dict = {}
     with Progress(TextColumn("{task.description:<30}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console) as progress:

@@ -1,15 +1,12 @@
-"""What every Engram task shares: payload validation, the retry policy, stage bookkeeping."""
+"""What every Engram task shares: the signed/public task base, payload validation, the retry policy.
+
+Stages run on tasks/engine.py."""
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import random
-import threading
-import traceback
-import uuid
 from collections.abc import Callable
-from typing import Any
 
 import redis
 from celery import Task
@@ -17,9 +14,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from pydantic import BaseModel
 from sqlalchemy.exc import DBAPIError, OperationalError
 
-from engram.adapters.llm import usage
 from engram.adapters.llm.errors import LLMTransientError
-from engram.adapters.store import Store, UnitOfWork
 from engram.celery_app import PUBLIC_TASKS as PUBLIC_TASK_NAMES
 from engram.celery_app import app
 from engram.settings import get_settings
@@ -109,133 +104,3 @@ def engram_task(name: str, payload: type[BaseModel] | None = None, public: bool 
                         public=public or name in PUBLIC_TASKS, **options)(fn)
 
     return decorate
-
-
-# ------------------------------------------------------------------ stage bookkeeping
-
-
-class StageSkipped(Exception):
-    """Raised by a stage body that decides it has nothing to do (recorded as skipped)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _heartbeat(store: Store, run_id: uuid.UUID, stop: threading.Event, every: float) -> None:
-    while not stop.wait(every):
-        try:
-            with store.unit_of_work() as uow:
-                uow.runs.heartbeat(run_id)
-        except Exception:  # a missed heartbeat only risks an early sweep, never data
-            log.warning("heartbeat failed for run %s", run_id, exc_info=True)
-
-
-def execute_stage(
-    task: Task,
-    run_id: uuid.UUID,
-    stage: str,
-    *,
-    load: Callable[[UnitOfWork], Any],
-    compute: Callable[[Any], Any],
-    persist: Callable[[UnitOfWork, Any, Any], Any] | None = None,
-    optional: bool = False,
-) -> dict:
-    """Run one stage of a run: skip if done, else load → compute (no transaction) → persist.
-
-    compute's return value is the stage's stored output unless persist returns one (JSON).
-
-    optional: a stage whose failure (after its retries) is recorded on the stage alone; the
-    run goes on and ends "completed" with the failure named in its error (maintenance passes:
-    the ingested data they examine stays committed and valid).
-
-    The stage's output and status are written in the same transaction as its data, so a
-    crash leaves either the whole stage or none of it; a redelivered message finds the
-    stage completed and does nothing.
-    """
-    store = Store()
-    settings = get_settings()
-    with store.unit_of_work() as uow:
-        run = uow.runs.lock(run_id)
-        if run is None:
-            raise InvalidPayload(f"run {run_id} does not exist")
-        row = uow.runs.stage(run_id, stage)
-        if row is None:
-            raise InvalidPayload(f"run {run_id} has no stage {stage!r}")
-        if row["status"] in ("completed", "skipped"):
-            return {"run_id": str(run_id), "stage": stage, "status": row["status"], "redelivered": True}
-        if run["status"] == "forgotten":
-            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
-        if run["status"] == "failed":
-            # A stale message for a run that already failed: leave it for an explicit retry.
-            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run failed"}
-        uow.runs.start_stage(run_id, stage)
-        inputs = load(uow)
-
-    stop = threading.Event()
-    beat = threading.Thread(
-        target=_heartbeat, args=(store, run_id, stop, max(1.0, settings.run_heartbeat_timeout_seconds / 4)),
-        daemon=True,
-    )
-    beat.start()
-    try:
-        with usage.usage_scope() as used:
-            try:
-                output = contextvars.copy_context().run(compute, inputs)
-                status, reason = "completed", None
-            except StageSkipped as skip:
-                output, status, reason = None, "skipped", skip.reason
-    except Exception as exc:
-        stop.set()
-        return _stage_failed(task, store, run_id, stage, exc, used.as_dict(), optional)
-    finally:
-        stop.set()
-
-    with store.unit_of_work() as uow:
-        if uow.runs.lock(run_id)["status"] == "forgotten":  # forgotten while computing: keep nothing
-            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
-        if persist is not None and status == "completed":
-            output = persist(uow, inputs, output)
-        uow.runs.finish_stage(run_id, stage, status, output=output, reason=reason, usage=used.as_dict())
-        _complete_if_done(uow, run_id)
-        totals = uow.runs.get(run_id)
-    return {"run_id": str(run_id), "stage": stage, "status": status, "reason": reason,
-            **accounting(used.as_dict(), totals)}
-
-
-def accounting(used: dict, run: dict) -> dict:
-    """LLM calls and tokens of this stage and of its run so far: Flower shows them in the task result."""
-    return {"llm_calls": used.get("calls", 0),
-            "tokens": used.get("prompt_tokens", 0) + used.get("completion_tokens", 0),
-            "run_llm_calls": run["llm_calls"], "run_tokens": run["tokens"]}
-
-
-def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID) -> None:
-    # In a run that has not failed, a failed stage is an optional one: it does not hold the run open.
-    stages = uow.runs.stages(run_id)
-    if any(s["status"] not in ("completed", "skipped", "failed") for s in stages):
-        return
-    failed = [f"{s['stage']}: {s['error']}" for s in stages if s["status"] == "failed"]
-    uow.runs.finish_run(run_id, "completed", error=("optional stage failed: " + "; ".join(failed)) if failed else None)
-
-
-def _stage_failed(task: Task, store: Store, run_id: uuid.UUID, stage: str, exc: Exception, used: dict,
-                  optional: bool = False) -> dict:
-    message = f"{type(exc).__name__}: {exc}"
-    retries = task.request.retries or 0
-    if _is_transient(exc) and retries < task.max_retries:
-        with store.unit_of_work() as uow:
-            uow.runs.finish_stage(run_id, stage, "pending", error=f"retrying: {message}", usage=used)
-        raise task.retry(exc=exc, countdown=backoff_seconds(retries))
-    log.warning("stage %s of run %s failed: %s\n%s", stage, run_id, message, traceback.format_exc())
-    with store.unit_of_work() as uow:
-        if uow.runs.lock(run_id)["status"] == "forgotten":
-            return {"run_id": str(run_id), "stage": stage, "status": "not_run", "reason": "run forgotten"}
-        uow.runs.finish_stage(run_id, stage, "failed", error=message, usage=used)
-        if optional:
-            _complete_if_done(uow, run_id)
-        else:
-            uow.runs.finish_run(run_id, "failed", error=f"{stage}: {message}")
-    if optional:  # returning (not raising) lets the chain go on to the next stage
-        return {"run_id": str(run_id), "stage": stage, "status": "failed", "error": message}
-    raise exc

@@ -117,7 +117,7 @@ def _sum(usages: list[dict]) -> dict:
 
 @engram_task("engram.improve.distill.publish", acks_late=True)
 def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict) -> dict:
-    from engram.tasks.cognify import start_runs
+    from engram.tasks.engine import start_runs
     from engram.tasks.improve_stages import deferred_context, finish_deferred
 
     run_uuid = uuid.UUID(run_id)

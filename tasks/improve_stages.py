@@ -14,13 +14,14 @@ from typing import Any
 from engram.adapters.embed import get_embedder
 from engram.adapters.store import Store
 from engram.models.payloads import RememberItem
-from engram.pipelines.cognify import pipeline
+from engram.pipelines.cognify.flow import open_run
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.pipelines.improve import registry
 from engram.pipelines.improve.distill import MIN_CONFIDENCE
 from engram.pipelines.improve.stages import distillation, feedback, global_context, preferences, qa, triplets, truth_stage
 from engram.settings import Settings, get_settings
+from engram.tasks.engine import cognify_inline
 
 
 @dataclass
@@ -178,12 +179,9 @@ class PersistSessionQA:
         previous = None if created else uow.runs.latest_for_item(item_id)
         if previous is None:
             run_id = uuid.uuid4()
-            stages = pipeline.stages_for({})
-            uow.runs.create(run_id, "cognify", stages, ctx.dataset_id, item_id,
-                            params={"options": {}, "doc_type": item.doc_type, "name": item.name,
-                                    "improve_run": str(ctx.run["id"])})
-            uow.runs.finish_stage(run_id, "add", "completed", output={"data_item_id": str(item_id), "duplicate": False})
-            return run_id, stages[1:]
+            return run_id, open_run(uow, run_id, ctx.dataset_id, item_id, options={},
+                                    params={"doc_type": item.doc_type, "name": item.name,
+                                            "improve_run": str(ctx.run["id"])})
         if previous["status"] == "completed":
             return previous["id"], []
         if previous["status"] == "failed":
@@ -191,17 +189,6 @@ class PersistSessionQA:
         # Left unfinished by an earlier attempt (or a holder that lost its claim): finish it here.
         return previous["id"], [s["stage"] for s in uow.runs.stages(previous["id"])
                                 if s["status"] not in ("completed", "skipped")]
-
-
-def cognify_inline(run_id: uuid.UUID, stages: list[str]) -> None:
-    """Run a cognify run's stages in this process, in order (the same task code as the chain)."""
-    from engram.celery_app import app
-    from engram.tasks.cognify import STAGE_TASKS
-
-    for stage in stages:
-        out = app.tasks[STAGE_TASKS[stage]](run_id=str(run_id))
-        if isinstance(out, dict) and out.get("status") in ("not_run", "failed"):
-            raise RuntimeError(f"cognify run {run_id} stage {stage}: {out.get('reason') or out.get('error')}")
 
 
 class TripletEnrichment:
@@ -269,11 +256,8 @@ class _Ports:
                 return item_id, previous["id"], uow.runs.reopen(previous["id"])
             return item_id, previous["id"], []
         run_id = uuid.uuid4()
-        stages = pipeline.stages_for({})
-        uow.runs.create(run_id, "cognify", stages, self._dataset, item_id,
-                        params={"options": {}, "doc_type": item.doc_type, "name": item.name})
-        uow.runs.finish_stage(run_id, "add", "completed", output={"data_item_id": str(item_id), "duplicate": False})
-        return item_id, run_id, stages[1:]
+        return item_id, run_id, open_run(uow, run_id, self._dataset, item_id, options={},
+                                         params={"doc_type": item.doc_type, "name": item.name})
 
 
 def deferred_context(run_id: uuid.UUID) -> EngineContext:

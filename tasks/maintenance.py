@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from engram.adapters.store import Store
+from engram.pipelines.flows import BY_NAME as FLOWS
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 
@@ -15,16 +16,19 @@ log = logging.getLogger("engram.maintenance")
 def sweep_runs(self) -> dict:
     """Resume runs whose worker died (no heartbeat), or fail them after run_max_attempts.
 
+    Every flow whose runs live in pipeline_runs is swept (cognify, whole-dataset graph passes,
+    capture); improve runs end with their claim (engram.improve.sweep_claims).
     Running runs go stale after the heartbeat timeout; pending ones only after the broker's
     visibility timeout, since a long queue is not a dead worker.
     """
-    from engram.tasks.cognify import start_runs
+    from engram.tasks.engine import start_runs
 
     settings = get_settings()
     resumed, failed = [], []
     with Store().unit_of_work() as uow:
         for run in uow.runs.stale(settings.run_heartbeat_timeout_seconds):
-            if run["pipeline"] != "cognify":
+            flow = FLOWS.get(run["pipeline"])
+            if flow is None or flow.runs != "pipeline":
                 continue
             if run["status"] == "pending" and not uow.runs.stale_since(run, settings.visibility_timeout):
                 continue  # still queued behind other work, most likely
@@ -33,9 +37,9 @@ def sweep_runs(self) -> dict:
                                     f"{run['attempts'] + 1} attempts (retry with engram.cognify)")
                 failed.append(run["id"])
             else:
-                resumed.append((run["id"], uow.runs.reopen(run["id"])))
-    for run in resumed:  # each resumed run is its own chain: no dataset callback to rebuild
-        start_runs([run])
+                resumed.append((flow, run["id"], uow.runs.reopen(run["id"])))
+    for flow, run_id, stages in resumed:  # each resumed run is its own chain: no dataset callback to rebuild
+        start_runs([(run_id, stages)], flow)
     if resumed or failed:
         log.warning("sweep: resumed %d runs, failed %d", len(resumed), len(failed))
-    return {"resumed": [str(r) for r, _ in resumed], "failed": [str(r) for r in failed]}
+    return {"resumed": [str(r) for _, r, _ in resumed], "failed": [str(r) for r in failed]}

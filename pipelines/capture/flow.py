@@ -5,7 +5,7 @@ object, admitted by the producer task, is never rolled back. What a stage reads 
 the store (the object, its persisted request, earlier stages' outputs), so a reprocess
 resumes at the failed stage with the caller's original inputs.
 
-Stage functions follow the stage-engine signatures: load(uow, ctx), compute(inputs, ctx),
+Stage functions follow pipelines/flow.py: load(uow, ctx), compute(inputs, ctx),
 persist(uow, ctx, inputs, result); ctx.ports gives llm() and embedder().
 """
 
@@ -20,8 +20,7 @@ from engram.pipelines.capture.normalize import normalize
 from engram.pipelines.capture.reason import reason
 from engram.pipelines.capture.vocabulary import predicate_of
 from engram.pipelines.errors import BadInput
-
-STAGES = ("admit", "normalize", "link", "enrich", "reason")
+from engram.pipelines.flow import OPTIONAL, Flow, Stage
 
 
 def _object(uow, ctx) -> dict:
@@ -63,7 +62,7 @@ def persist_normalize(uow, ctx, obj: dict, out: dict) -> dict:
 
 def load_link(uow, ctx) -> dict:
     obj = _object(uow, ctx)
-    normalized = uow.runs.stage_output(ctx.run["id"], "normalize") or {}
+    normalized = uow.runs.stage_output(ctx.run["id"], NORMALIZE.name) or {}
     return {"object": obj, "extracted": normalized.get("entities"),
             "candidates": uow.capture.recent(obj["dataset_id"], obj["id"], RECENT_OBJECTS)}
 
@@ -147,13 +146,34 @@ def persist_reason(uow, ctx, inputs: dict, out: dict) -> dict:
             "fixpoint": out["fixpoint"], "edges": [str(r["id"]) for r in out["rows"]]}
 
 
-# The declaration the runner uses: (stage, logical queue, load, compute, persist).
-DECLARED = (
-    ("normalize", "llm", load_normalize, compute_normalize, persist_normalize),
-    ("link", "llm", load_link, compute_link, persist_link),
-    ("enrich", "maintenance", load_enrich, compute_enrich, persist_enrich),
-    ("reason", "maintenance", load_reason, compute_reason, persist_reason),
-)
+# ------------------------------------------------------------------ the declaration
+
+ADMIT = Stage("admit", "ingest", "capture")  # recorded by engram.capture with the object
+NORMALIZE = Stage("normalize", "llm", "capture", load=load_normalize, compute=compute_normalize,
+                  persist=persist_normalize, failure=OPTIONAL)
+LINK = Stage("link", "llm", "capture", load=load_link, compute=compute_link, persist=persist_link, failure=OPTIONAL)
+ENRICH = Stage("enrich", "maintenance", "capture", load=load_enrich, compute=compute_enrich, persist=persist_enrich,
+               failure=OPTIONAL)
+REASON = Stage("reason", "maintenance", "capture", load=load_reason, compute=compute_reason, persist=persist_reason,
+               failure=OPTIONAL)
+
+CAPTURE = Flow("capture", (ADMIT, NORMALIZE, LINK, ENRICH, REASON))
+
+
+def open_run(uow, run_id: uuid.UUID, dataset: uuid.UUID, object_id: uuid.UUID) -> list[str]:
+    """Record a capture run of an admitted object with `admit` done; returns the stages still to run."""
+    stages = CAPTURE.stages_for()
+    uow.runs.create(run_id, CAPTURE.name, stages, dataset, object_id)
+    uow.runs.finish_stage(run_id, ADMIT.name, "completed", output={"object_id": str(object_id)})
+    uow.capture.set_run(object_id, run_id)
+    return stages[1:]
+
+
+def to_reprocess(stage_rows: list[dict]) -> list[str]:
+    """Resume at the first failed stage (it and every later one rerun); nothing failed: rerun all."""
+    rows = [s for s in stage_rows if s["stage"] != ADMIT.name]
+    failed = [i for i, s in enumerate(rows) if s["status"] == "failed"]
+    return [s["stage"] for s in rows[failed[0] if failed else 0:]]
 
 
 def object_uuid(value) -> uuid.UUID:

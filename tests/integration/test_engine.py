@@ -1,0 +1,89 @@
+"""The stage engine with a real worker: a stage whose persist step raises ends `failed` with
+that error at once (no heartbeat sweep needed), in every flow.
+
+Postgres itself refuses the persist: a trigger on the table the stage writes raises for the
+test's dataset only. The refusal is not transient, so it is not retried.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import contextmanager
+
+from sqlalchemy import text
+
+from engram.tasks.client import RunHandle
+
+REFUSAL = "refused by the test trigger"
+
+
+@contextmanager
+def refusing(store, table: str, event: str, dataset_id: uuid.UUID, also: str = "TRUE"):
+    """Postgres raises on `event` (INSERT / UPDATE) of `table` rows of this dataset (where `also`)."""
+    name = f"refuse_{uuid.uuid4().hex[:10]}"
+    with store.unit_of_work() as uow:
+        uow.conn.execute(text(
+            "CREATE OR REPLACE FUNCTION engram_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN RAISE EXCEPTION '{REFUSAL} on %', TG_TABLE_NAME; END $$"))
+        uow.conn.execute(text(
+            f"CREATE TRIGGER {name} BEFORE {event} ON {table} FOR EACH ROW"
+            f" WHEN (NEW.dataset_id = '{dataset_id}' AND {also}) EXECUTE FUNCTION engram_test_refuse()"))
+    try:
+        yield
+    finally:
+        with store.unit_of_work() as uow:
+            uow.conn.execute(text(f"DROP TRIGGER IF EXISTS {name} ON {table}"))
+
+
+def _dataset(store, name: str) -> uuid.UUID:
+    with store.unit_of_work() as uow:
+        return uow.access.create_dataset("default", name)
+
+
+def _stage(status, name: str):
+    return next(s for s in status.stages if s.stage == name)
+
+
+def test_cognify_load_refused_fails_the_run_at_once(client, store, dataset_name):
+    dataset = _dataset(store, dataset_name)
+    with refusing(store, "documents", "INSERT", dataset):
+        [status] = client.remember("Alice Moreau is the CEO of Harbor Dynamics.", dataset=dataset_name).wait(
+            timeout=300)
+    assert status.status == "failed"
+    failed = _stage(status, "embed_and_load")
+    assert failed.status == "failed" and REFUSAL in failed.error
+    assert status.error.startswith("embed_and_load: ") and REFUSAL in status.error
+    with store.unit_of_work() as uow:  # the refused transaction wrote nothing
+        assert uow.conn.execute(text("SELECT count(*) FROM chunks WHERE dataset_id = :d"), {"d": dataset}).scalar() == 0
+
+
+def test_graph_pass_persist_refused_fails_its_stage_at_once(client, store, dataset_name):
+    dataset = _dataset(store, dataset_name)
+    client.remember("Alice Moreau is the CEO of Harbor Dynamics. Bob Stone is the CEO of Harbor Dynamics.",
+                    dataset=dataset_name).wait(timeout=300)
+    with refusing(store, "edge_intervals", "INSERT", dataset):
+        accepted = client.call("engram.maintenance.supersede", dataset=dataset_name,
+                               functional_relationships={"ceo_of": "target"})
+        status = RunHandle(client, uuid.UUID(accepted["run_id"])).wait(timeout=300)
+    # An optional pass: its failure is the stage's; the run (whose data stays valid) completes.
+    failed = _stage(status, "temporal_supersession")
+    assert failed.status == "failed" and REFUSAL in failed.error
+    assert status.status == "completed" and REFUSAL in status.error
+
+
+def test_capture_persist_refused_fails_its_stage_at_once(client, store, dataset_name):
+    dataset = _dataset(store, dataset_name)
+    with refusing(store, "capture_objects", "UPDATE", dataset, also="NEW.stage = 'normalized'"):
+        status = client.capture("Pick a queue", dataset=dataset_name, template="decision",
+                                template_fields={"chosen": "Redis streams", "rationale": "already deployed"},
+                                wait=True, timeout=300)
+    normalize = _stage(status, "normalize")
+    assert normalize.status == "failed" and REFUSAL in normalize.error
+    assert status.status == "partial"
+
+
+def test_every_flow_has_its_persist_failure_case_here():
+    """Declaring a flow means adding its case above."""
+    from engram.pipelines.flows import FLOWS
+
+    assert {f.name for f in FLOWS} == {"cognify", "maintenance", "capture"}
