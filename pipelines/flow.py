@@ -116,3 +116,19 @@ def all_stages(flows: Iterable[Flow]) -> dict[str, Stage]:
             if out.setdefault(s.task, s) is not s:
                 raise ValueError(f"two stages declare task {s.task}")
     return out
+
+
+def run_inline(stage: Stage, unit_of_work: Callable[[], Any], ctx: Any) -> Any:
+    """A stage as a use case over any unit of work (an in-memory fake in unit tests): gate and
+    load in one unit of work, compute, persist in another. No retries, leases or bookkeeping:
+    those are the runner's (tasks/engine.py)."""
+    with unit_of_work() as uow:
+        decision = stage.gate(uow, ctx) if stage.gate is not None else None
+        if decision is not None:
+            return decision
+        inputs = stage.load(uow, ctx) if stage.load is not None else None
+    result = stage.compute(inputs, ctx)
+    if stage.persist is None:
+        return result
+    with unit_of_work() as uow:
+        return stage.persist(uow, ctx, inputs, result)

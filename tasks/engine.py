@@ -52,8 +52,9 @@ class StageRequest(BaseModel):
 class Ports:
     """What stage functions reach outside their unit of work: the LLM, the embedder, the store."""
 
-    def __init__(self, settings: Settings, write: Callable[[], Any] | None = None):
-        self.settings = settings
+    def __init__(self, settings: Settings, dataset_id: uuid.UUID | None = None,
+                 write: Callable[[], Any] | None = None):
+        self.settings, self.dataset_id = settings, dataset_id
         self._write = write
 
     def llm(self):
@@ -93,12 +94,28 @@ class Ports:
         """Run a cognify run's stages in this process, in order (the same stage tasks as the chain)."""
         cognify_inline(run_id, stages)
 
+    def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
+        """Store a document a stage wrote: (item id, its cognify run id, stages still to run);
+        an unchanged known document has none (a failed one is reopened)."""
+        from engram.pipelines.cognify.flow import open_run
+
+        item_id, created = uow.graph.add_item(self.dataset_id, item.digest, item.text, name=item.name, mime=item.mime,
+                                              source=source, node_sets=node_sets)
+        previous = None if created else uow.runs.latest_for_item(item_id)
+        if previous is not None:
+            if previous["status"] == "failed":
+                return item_id, previous["id"], uow.runs.reopen(previous["id"])
+            return item_id, previous["id"], []
+        run_id = uuid.uuid4()
+        return item_id, run_id, open_run(uow, run_id, self.dataset_id, item_id, options={},
+                                         params={"doc_type": item.doc_type, "name": item.name})
+
 
 class Context:
-    """The run a stage works for: its row and ids, settings, ports, after-commit hooks."""
+    """The run a stage works for (its row and ids), the stage, settings, ports, after-commit hooks."""
 
-    def __init__(self, run: dict, settings: Settings, ports: Ports):
-        self.run, self.settings, self.ports = run, settings, ports
+    def __init__(self, run: dict, settings: Settings, ports: Ports, stage: Stage | None = None):
+        self.run, self.settings, self.ports, self.stage = run, settings, ports, stage
         self._after: list[Callable[[], None]] = []
 
     run_id = property(lambda self: self.run["id"])
@@ -146,7 +163,7 @@ class PipelineRuns:
         return None
 
     def ports(self, run: dict, settings: Settings) -> Ports:
-        return Ports(settings)
+        return Ports(settings, run["dataset_id"])
 
     def start(self, uow: UnitOfWork, run: dict, stage: Stage) -> None:
         uow.runs.start_stage(run["id"], stage.name)
@@ -228,7 +245,133 @@ def accounting(used: dict, run: dict) -> dict:
             "run_llm_calls": run["llm_calls"], "run_tokens": run["tokens"]}
 
 
-BOOKS: dict[str, Any] = {"pipeline": PipelineRuns()}
+class ImproveRuns:
+    """Improve runs and stages in improve_runs / improve_stage_runs (SPEC 6.1).
+
+    The run belongs to a claim: the claim's lease is renewed while a stage works, and every
+    write transaction first checks the claim's fencing number (a stale one: FencedOut, the stage
+    is fenced_out and the run lost). A failure never stops the chain: later stages decide for
+    themselves (a fatal one's failure aborts them) and engram.improve.finish ends the run."""
+
+    def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
+        run = uow.improve.run(run_id, lock=True)
+        if run is None:
+            raise InvalidPayload(f"improve run {run_id} does not exist")
+        rows = {r["stage"]: r for r in uow.improve.stages(run_id)}
+        if stage.name not in rows:
+            raise InvalidPayload(f"improve run {run_id} has no stage {stage.name!r}")
+        if rows[stage.name]["status"] in IMPROVE_DONE:
+            raise Stop({"run_id": str(run_id), "stage": stage.name, "status": rows[stage.name]["status"],
+                        "redelivered": True})
+        return dict(run, stage_rows=rows, claim=uow.improve.claim(run["claim_id"]))
+
+    def decide(self, uow, run: dict, stage: Stage, settings: Settings) -> tuple[str, str] | None:
+        from engram.pipelines.improve import registry
+
+        rows = run["stage_rows"]
+        if run["status"] == "lost" or any(r["status"] == "fenced_out" for r in rows.values()):
+            return ("skipped", "claim_lost")
+        aborted_by = next((r["stage"] for r in rows.values() if r["fatal"] and r["status"] == "failed"), None)
+        decision = registry.decide(stage, aborted_by=aborted_by, budget=registry.Budget(**run["budget"]),
+                                   llm_calls=run["llm_calls"], tokens=run["tokens"], disabled=settings.improve_disabled,
+                                   opt_in=settings.improve_opt_in, session_ids=run["session_ids"])
+        return (decision.status, decision.reason) if decision else None
+
+    def ports(self, run: dict, settings: Settings) -> Ports:
+        return Ports(settings, run["dataset_id"], write=lambda: _fenced(run))
+
+    def start(self, uow: UnitOfWork, run: dict, stage: Stage) -> None:
+        uow.improve.start_stage(run["id"], stage.name)
+
+    @contextlib.contextmanager
+    def lease(self, run: dict, settings: Settings) -> Iterator[None]:
+        """The claim's lease, renewed while the stage works (its row records each renewal)."""
+        from engram.adapters.claims import Claims, keep_alive
+        from engram.adapters.redis_client import get_redis
+        from engram.adapters.store.improve import FencedOut
+
+        claims = Claims(get_redis())
+        claim = claim_of(run["claim"], settings.lock_lease_seconds)
+        if not claims.renew(claim):
+            raise FencedOut("the claim's lease expired before the stage started")
+        renewed(run["claim"]["id"])
+        with keep_alive(claims, claim, on_renew=lambda: renewed(run["claim"]["id"])):
+            yield
+
+    def guard(self, uow: UnitOfWork, run: dict, stage: Stage) -> None:
+        """First in the write transaction: the claim's fencing number (FencedOut if it was taken over)."""
+        from engram.adapters.store.improve import fence_scopes
+
+        uow.improve.check_fence(fence_scopes(run["dataset_id"], run["session_ids"]), run["fence"])
+
+    def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
+               reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict:
+        used = used or {}
+        uow.improve.finish_stage(run["id"], stage.name, status, reason=reason, error=error,
+                                 counts=output if isinstance(output, dict) else {}, usage=used)
+        return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason, "error": error,
+                "llm_calls": used.get("calls", 0),  # shown in Flower
+                "tokens": used.get("prompt_tokens", 0) + used.get("completion_tokens", 0)}
+
+    def retrying(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None:
+        uow.improve.finish_stage(run["id"], stage.name, "pending", error=f"retrying: {message}", usage=used)
+
+    def fail(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> tuple[dict, bool]:
+        return self.finish(uow, run, stage, "failed", used=used, error=message), False
+
+    def defer(self, uow: UnitOfWork, run: dict, stage: Stage, used: dict) -> None:
+        uow.improve.finish_stage(run["id"], stage.name, "running", usage=used)
+
+    def fenced_out(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> dict:
+        result = self.finish(uow, run, stage, "fenced_out", reason="claim_lost", used=used, error=message)
+        uow.improve.finish_run(run["id"], "lost", error=message)
+        uow.improve.close_claim(run["claim_id"], "lost", note=message)
+        return result
+
+
+IMPROVE_DONE = {"completed", "skipped", "failed", "not_available", "already_completed", "fenced_out"}
+
+
+def claim_of(row: dict, lease_seconds: float):
+    from engram.adapters.claims import Claim
+
+    return Claim(keys=tuple(row["claim_keys"]), value=row["claim_value"], fence=row["fence"],
+                 lease_ms=max(1, int(lease_seconds * 1000)))
+
+
+def renewed(claim_id: uuid.UUID) -> None:
+    with Store().unit_of_work() as uow:
+        uow.improve.renewed(claim_id)
+
+
+@contextlib.contextmanager
+def _fenced(run: dict) -> Iterator[UnitOfWork]:
+    """A unit of work whose first statement checks (and records) the run's claim fence."""
+    with Store().unit_of_work() as uow:
+        IMPROVE_RUNS.guard(uow, run, None)
+        yield uow
+
+
+IMPROVE_RUNS = ImproveRuns()
+BOOKS: dict[str, Any] = {"pipeline": PipelineRuns(), "improve": IMPROVE_RUNS}
+
+
+def improve_context(run_id: uuid.UUID) -> Context:
+    """The context of an improve run's stage outside its task (the last step of a deferred canvas)."""
+    with Store().unit_of_work() as uow:
+        run = uow.improve.run(run_id)
+    settings = get_settings()
+    return Context(run, settings, IMPROVE_RUNS.ports(run, settings))
+
+
+def finish_deferred(run_id: uuid.UUID, stage: Stage, status: str, reason, error, counts: dict, used: dict) -> dict:
+    """The end of an improve stage that went on as a canvas (the improve chain continues after this)."""
+    with Store().unit_of_work() as uow:
+        run = uow.improve.run(run_id)
+        if status == "fenced_out":
+            return IMPROVE_RUNS.fenced_out(uow, run, stage, error, used)
+        result = IMPROVE_RUNS.finish(uow, run, stage, status, output=counts, reason=reason, used=used, error=error)
+    return result
 
 
 # ------------------------------------------------------------------ the runner
@@ -242,7 +385,7 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
     try:
         with store.unit_of_work() as uow:
             run = book.open(uow, run_id, stage, settings)
-            ctx = Context(run, settings, book.ports(run, settings))
+            ctx = Context(run, settings, book.ports(run, settings), stage)
             decision = book.decide(uow, run, stage, settings)
             if decision is None and stage.gate is not None:
                 decision = stage.gate(uow, ctx)

@@ -1,32 +1,32 @@
 """Improve runs (SPEC 6.1, 6.2): claim → pending-work probe → a chain of stage tasks → finish.
 
 A claim (adapters/claims.py) covers the run's sessions and its dataset. Each pass of a claim
-is one improve run: a Celery chain with one task per registered stage and a finish task
-that either starts another pass (new work arrived, up to improve_max_passes) or releases.
-Every write a stage makes first checks the claim's fencing number in the same transaction.
+is one improve run: a Celery chain with one task per stage of the improve flow
+(pipelines/improve/flow.py, run by tasks/engine.py) and a finish task that either starts
+another pass (new work arrived, up to improve_max_passes) or releases. Every write a stage
+makes first checks the claim's fencing number in the same transaction.
 """
 
 from __future__ import annotations
 
 import logging
-import traceback
 import uuid
 from typing import Literal
 
-from celery import chain
 from pydantic import BaseModel, Field
 
-from engram.adapters.claims import Busy, Claim, Claims, describe, keep_alive, keys_for
-from engram.adapters.llm import usage
+from engram.adapters.claims import Busy, Claim, Claims, describe, keys_for
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
 from engram.adapters.store.improve import FencedOut, fence_scopes
 from engram.models.payloads import ImproveRequest, ImproveResult, ImproveRunRequest
 from engram.pipelines.improve import registry
+from engram.pipelines.improve.flow import IMPROVE, pending_work as probe
 from engram.settings import get_settings
-from engram.tasks.base import InvalidPayload, _is_transient, backoff_seconds, engram_task
-from engram.tasks.improve_stages import BODIES, StageContext, pending_work
+from engram.tasks.base import InvalidPayload, engram_task
+from engram.tasks.engine import claim_of as _claim_of
+from engram.tasks.engine import run_chain
 
 log = logging.getLogger("engram.improve")
 
@@ -115,23 +115,36 @@ def begin_pass(claim_id: uuid.UUID, claim: Claim, trigger: str, budget: dict) ->
         uow.improve.consume_reruns(dataset, sessions)
         snapshot = pending_work(uow, dataset, sessions)
         status = "running" if snapshot["pending"] else "no_op"
-        stages = [(spec.name, spec.fatal) for spec in registry.STAGES] if status == "running" else []
+        stages = [(stage.name, stage.fatal) for stage in IMPROVE.stages] if status == "running" else []
         uow.improve.create_run(run_id, claim_id=claim_id, pass_no=pass_no, dataset_id=dataset, session_ids=sessions,
                                fence=claim.fence, trigger=trigger, status=status, snapshot=snapshot, budget=budget,
                                stages=stages)
     if status == "running":
         from engram.celery_app import app
 
-        sigs = [app.signature(f"engram.improve.{name}", kwargs={"run_id": str(run_id)}, immutable=True)
-                for name, _ in stages]
-        sigs.append(app.signature("engram.improve.finish", kwargs={"run_id": str(run_id)}, immutable=True))
+        chain = run_chain(IMPROVE, run_id, [name for name, _ in stages])
         try:
-            chain(*sigs).apply_async()
+            (chain | app.signature("engram.improve.finish", kwargs={"run_id": str(run_id)}, immutable=True)
+             ).apply_async()
         except Exception as exc:  # never leave a run "running" that no chain will finish
             with Store().unit_of_work() as uow:
                 uow.improve.finish_run(run_id, "failed", error=f"could not enqueue: {exc}")
             raise
     return run_id, status
+
+
+def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], retries: bool = True) -> dict:
+    settings = get_settings()
+    return probe(uow, dataset_id, session_ids, settings, generates=_generates(settings), retries=retries)
+
+
+def _generates(settings) -> bool:
+    from engram.adapters.llm.gateway import gateway_from_settings
+
+    try:
+        return gateway_from_settings(settings).generates
+    except Exception:
+        return False
 
 
 def release(claim_id: uuid.UUID, claim: Claim, kick: bool = True) -> None:
@@ -158,94 +171,6 @@ def kick_reruns(dataset_id: uuid.UUID | None = None) -> int:
         app.send_task("engram.improve.start", kwargs={
             "dataset_id": str(dataset), "session_ids": sorted(sessions), "trigger": "rerun"})
     return len(by_dataset)
-
-
-def _claim_of(row: dict, lease_seconds: float) -> Claim:
-    return Claim(keys=tuple(row["claim_keys"]), value=row["claim_value"], fence=row["fence"],
-                 lease_ms=max(1, int(lease_seconds * 1000)))
-
-
-# ------------------------------------------------------------------ stages
-
-
-def run_stage(task, run_id: uuid.UUID, name: str) -> dict:
-    spec = registry.BY_NAME[name]
-    s = get_settings()
-    store = Store()
-    with store.unit_of_work() as uow:
-        run = uow.improve.run(run_id, lock=True)
-        if run is None:
-            raise InvalidPayload(f"improve run {run_id} does not exist")
-        rows = {r["stage"]: r for r in uow.improve.stages(run_id)}
-        if rows[name]["status"] in registry.DONE:
-            return {"run_id": str(run_id), "stage": name, "status": rows[name]["status"], "redelivered": True}
-        aborted_by = next((r["stage"] for r in rows.values() if r["fatal"] and r["status"] == "failed"), None)
-        lost = run["status"] == "lost" or any(r["status"] == "fenced_out" for r in rows.values())
-        decision = registry.Decision("skipped", "claim_lost") if lost else registry.decide(
-            spec, aborted_by=aborted_by, budget=registry.Budget(**run["budget"]), llm_calls=run["llm_calls"],
-            tokens=run["tokens"], disabled=s.improve_disabled, opt_in=s.improve_opt_in, session_ids=run["session_ids"])
-        claim_row = uow.improve.claim(run["claim_id"])
-        ctx = StageContext(run=run, fence=run["fence"], scopes=fence_scopes(run["dataset_id"], run["session_ids"]),
-                           settings=s)
-        if decision is None:
-            gate = BODIES[name].gate(uow, ctx)
-            decision = registry.Decision(*gate) if gate else None
-        if decision is not None:
-            uow.improve.finish_stage(run_id, name, decision.status, reason=decision.reason)
-            return {"run_id": str(run_id), "stage": name, "status": decision.status, "reason": decision.reason}
-        uow.improve.start_stage(run_id, name)
-
-    claims = Claims(get_redis())
-    claim = _claim_of(claim_row, s.lock_lease_seconds)
-    status, reason, error, counts, deferred = "completed", None, None, {}, None
-    with usage.usage_scope() as used:
-        try:
-            if not claims.renew(claim):
-                raise FencedOut("the claim's lease expired before the stage started")
-            _renewed(claim_row["id"])
-            with keep_alive(claims, claim, on_renew=lambda: _renewed(claim_row["id"])):
-                counts = BODIES[name].run(ctx) or {}
-            if hasattr(counts, "task"):  # the stage goes on as a canvas; its last task finishes it
-                deferred = counts
-        except FencedOut as exc:
-            status, reason, error = "fenced_out", "claim_lost", str(exc)
-        except Exception as exc:
-            retries = task.request.retries or 0
-            if _is_transient(exc) and retries < task.max_retries:
-                with store.unit_of_work() as uow:
-                    uow.improve.finish_stage(run_id, name, "pending", error=f"retrying: {exc}", usage=used.as_dict())
-                raise task.retry(exc=exc, countdown=backoff_seconds(retries))
-            log.warning("improve stage %s of run %s failed\n%s", name, run_id, traceback.format_exc())
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
-    if deferred is not None and status == "completed":
-        from engram.celery_app import app
-
-        with store.unit_of_work() as uow:
-            uow.improve.finish_stage(run_id, name, "running", usage=used.as_dict())
-        raise task.replace(app.signature(deferred.task, kwargs=deferred.kwargs))
-    with store.unit_of_work() as uow:
-        uow.improve.finish_stage(run_id, name, status, reason=reason, error=error, counts=counts, usage=used.as_dict())
-        if status == "fenced_out":
-            uow.improve.finish_run(run_id, "lost", error=error)
-            uow.improve.close_claim(claim_row["id"], "lost", note=error)
-    return {"run_id": str(run_id), "stage": name, "status": status, "reason": reason, "error": error,
-            "llm_calls": used.calls, "tokens": used.prompt_tokens + used.completion_tokens}  # shown in Flower
-
-
-def _renewed(claim_id: uuid.UUID) -> None:
-    with Store().unit_of_work() as uow:
-        uow.improve.renewed(claim_id)
-
-
-def _stage_task(name: str):
-    def body(self, req: RunRequest) -> dict:
-        return run_stage(self, req.run_id, name)
-
-    body.__name__ = name
-    return engram_task(f"engram.improve.{name}", payload=RunRequest, max_retries=get_settings().task_max_retries)(body)
-
-
-STAGE_TASKS = {spec.name: _stage_task(spec.name) for spec in registry.STAGES}
 
 
 @engram_task("engram.improve.finish", payload=RunRequest)

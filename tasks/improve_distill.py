@@ -26,12 +26,13 @@ from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.improve import FencedOut
 from engram.pipelines.improve import distill as d
+from engram.pipelines.improve.flow import DISTILL_SESSIONS
 from engram.pipelines.improve.stages import distillation
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 
 log = logging.getLogger("engram.improve.distill")
-STAGE = "distill_sessions"
+STAGE = DISTILL_SESSIONS
 
 
 def _sig(name: str, **kwargs):
@@ -42,12 +43,12 @@ def _sig(name: str, **kwargs):
 
 def _renew(run_id: str) -> None:
     """Keep the run's claim alive while its lanes work (the stage task itself has ended)."""
-    from engram.tasks.improve import _claim_of
+    from engram.tasks.engine import claim_of
 
     with contextlib.suppress(Exception):
         with Store().unit_of_work() as uow:
             row = uow.improve.claim(uow.improve.run(uuid.UUID(run_id))["claim_id"])
-        Claims(get_redis()).renew(_claim_of(row, get_settings().lock_lease_seconds))
+        Claims(get_redis()).renew(claim_of(row, get_settings().lock_lease_seconds))
 
 
 @engram_task("engram.improve.distill.curate_all", acks_late=True)
@@ -117,15 +118,14 @@ def _sum(usages: list[dict]) -> dict:
 
 @engram_task("engram.improve.distill.publish", acks_late=True)
 def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict) -> dict:
-    from engram.tasks.engine import start_runs
-    from engram.tasks.improve_stages import deferred_context, finish_deferred
+    from engram.tasks.engine import finish_deferred, improve_context, start_runs
 
     run_uuid = uuid.UUID(run_id)
     calls = stats["calls"] + [c for r in results for c in r["calls"]]
     used = _sum([stats["usage"]] + [r["usage"] for r in results])
     counts = {"calls": len(calls), "max_in_flight": d.max_in_flight(calls)}
     try:
-        ctx = deferred_context(run_uuid)
+        ctx = improve_context(run_uuid)
         by_session = d.decisions_by_session(results, sessions)
         per_session, to_start = distillation.publish(ctx, sessions, by_session,
                                                      get_embedder(ctx.settings).embed)

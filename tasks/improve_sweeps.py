@@ -91,11 +91,11 @@ def sweep_truth(self) -> dict:
     improve run of the dataset alone: build_truth_subspace runs under the dataset's claim.
     Debounced by the data: nothing changed → nothing started. Off unless the stage is opted in."""
     from engram.celery_app import app
-    from engram.pipelines.improve import registry
+    from engram.pipelines.improve.flow import BUILD_TRUTH_SUBSPACE, enabled
 
     s = get_settings()
-    if not registry.enabled(registry.BY_NAME["build_truth_subspace"], s.improve_disabled, s.improve_opt_in):
-        return {"started": [], "reason": "build_truth_subspace is not enabled"}
+    if not enabled(BUILD_TRUTH_SUBSPACE, s):
+        return {"started": [], "reason": f"{BUILD_TRUTH_SUBSPACE.name} is not enabled"}
     with Store().unit_of_work() as uow:
         due = uow.learning.truth_due()
     for dataset in due:

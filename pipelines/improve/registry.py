@@ -1,4 +1,5 @@
-"""The improve stage registry (SPEC 6.1): order, gates, fatality. Pure: no Celery, no store.
+"""Which improve stages run (SPEC 6.1). Pure: no Celery, no store. The stages and their policy
+are declared in pipelines/improve/flow.py.
 
 Every stage of a run is decided here in one order: an earlier fatal failure aborts the rest,
 an exhausted budget skips the rest, then the gates disabled_by_config → no_session_ids →
@@ -10,34 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engram.pipelines.flow import Stage
+from engram.pipelines.improve.flow import IMPROVE
 
-@dataclass(frozen=True)
-class StageSpec:
-    name: str
-    fatal: bool = False  # its failure aborts the run
-    needs_sessions: bool = True  # nothing to do without session ids
-    opt_in: bool = False  # off unless enabled in settings
-    available: bool = True  # False: registered, recorded "not_available" until its body exists
-
-    @property
-    def can_disable(self) -> bool:
-        return not self.fatal
-
-
-STAGES: tuple[StageSpec, ...] = (
-    StageSpec("feedback_weights"),
-    StageSpec("persist_session_qa", fatal=True),
-    StageSpec("persist_agent_traces", available=False),
-    StageSpec("extract_agent_context", available=False),
-    StageSpec("distill_sessions"),
-    StageSpec("update_user_preferences", opt_in=True),
-    StageSpec("build_truth_subspace", needs_sessions=False, opt_in=True),
-    StageSpec("triplet_enrichment", needs_sessions=False, opt_in=True),
-    StageSpec("global_context_index", needs_sessions=False, opt_in=True),
-)
-
+STAGES: tuple[Stage, ...] = IMPROVE.stages  # declared in pipelines/improve/flow.py
 BY_NAME = {s.name: s for s in STAGES}
-FEEDBACK_ALPHA = 0.1
 
 # Terminal stage statuses. "completed" did work; the others record why not.
 DONE = {"completed", "skipped", "failed", "not_available", "already_completed", "fenced_out"}
@@ -57,12 +35,12 @@ def check_config(disabled: Iterable[str], opt_in: Iterable[str]) -> None:
         if name not in BY_NAME:
             raise UnknownStage(f"unknown improve stage {name!r}; known: {', '.join(stage_names())}")
     for name in disabled:
-        if not BY_NAME[name].can_disable:
+        if BY_NAME[name].fatal:
             raise UnknownStage(f"improve stage {name!r} is fatal and cannot be disabled")
 
 
-def enabled(spec: StageSpec, disabled: Iterable[str], opt_in: Iterable[str]) -> bool:
-    if not spec.can_disable:
+def enabled(spec: Stage, disabled: Iterable[str], opt_in: Iterable[str]) -> bool:
+    if spec.fatal:
         return True
     if spec.name in set(disabled):
         return False
@@ -89,7 +67,7 @@ class Decision:
 
 
 def decide(
-    spec: StageSpec,
+    spec: Stage,
     *,
     aborted_by: str | None,
     budget: Budget,
@@ -102,7 +80,7 @@ def decide(
     """Why this stage does not run (a Decision), or None: ask its own gate, then run it."""
     if aborted_by is not None:
         return Decision("skipped", f"aborted: fatal stage {aborted_by} failed")
-    if budget.exhausted(llm_calls, tokens):
+    if spec.uses_budget and budget.exhausted(llm_calls, tokens):
         return Decision("skipped", "budget_exhausted")
     if not enabled(spec, disabled, opt_in):
         return Decision("skipped", "disabled_by_config")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from contextlib import contextmanager
 
+from improve_helpers import runs, stages, wait_until
 from sqlalchemy import text
 
 from engram.tasks.client import RunHandle
@@ -82,8 +83,23 @@ def test_capture_persist_refused_fails_its_stage_at_once(client, store, dataset_
     assert status.status == "partial"
 
 
+def test_improve_persist_refused_fails_its_stage_at_once(client, store, dataset_name):
+    dataset = _dataset(store, dataset_name)
+    with refusing(store, "session_improve_state", "UPDATE", dataset, also="NEW.watermark_seq > OLD.watermark_seq"):
+        stored = client.remember_turn(dataset=dataset_name, session_id="s1", question="Who runs Harbor Dynamics?",
+                                      answer="Alice Moreau is the CEO of Harbor Dynamics.")
+        assert stored.improve == "requested"  # a session's first turn starts an improve run
+        [run] = wait_until(lambda: [r for r in runs(store, dataset_name) if r["status"] != "running"],
+                           what="the improve run to end")
+    got = stages(store, run["id"])
+    # persist_session_qa is fatal: its failure aborts the later stages and the run.
+    assert got["persist_session_qa"]["status"] == "failed" and REFUSAL in got["persist_session_qa"]["error"]
+    assert run["status"] == "aborted" and REFUSAL in run["error"]
+    assert got["update_user_preferences"]["reason"] == "aborted: fatal stage persist_session_qa failed"
+
+
 def test_every_flow_has_its_persist_failure_case_here():
     """Declaring a flow means adding its case above."""
     from engram.pipelines.flows import FLOWS
 
-    assert {f.name for f in FLOWS} == {"cognify", "maintenance", "capture"}
+    assert {f.name for f in FLOWS} == {"cognify", "maintenance", "capture", "improve"}

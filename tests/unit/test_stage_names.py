@@ -16,6 +16,8 @@ from engram.pipelines.flows import FLOWS
 ROOT = Path(engram.__file__).parent
 SKIP_DIRS = {"tests", ".venv", "bench", "migrations", "engram.egg-info", "docker"}
 
+DECLARE = {"Stage", "_improve"}  # pipelines/improve/flow.py declares its stages through _improve
+
 # A word that is also a stage name but means something else where it appears (never a stage).
 HOMONYMS = {
     ("chunk", "pipelines/recall/lanes.py"): "a recall item's kind",
@@ -57,11 +59,11 @@ def _literals(tree: ast.AST) -> list[str]:
 
 
 def _declared_in(name: str, sources: dict[str, ast.AST]) -> set[str]:
-    """The modules that declare a stage of this name: Stage("name", ...)."""
+    """The modules that declare a stage of this name: Stage("name", ...) (or a flow's shorthand for it)."""
     out = set()
     for rel, tree in sources.items():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Stage" and node.args \
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in DECLARE and node.args \
                     and isinstance(node.args[0], ast.Constant) and node.args[0].value == name:
                 out.add(rel)
     return out

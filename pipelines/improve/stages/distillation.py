@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from engram.models.payloads import RememberItem
 from engram.pipelines import ids
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
+from engram.pipelines.flow import Deferred
 from engram.pipelines.improve import distill as d
-
-
-@dataclass(frozen=True)
-class Deferred:
-    """The stage continues in `task` (kwargs); the canvas's last task records its end."""
-
-    task: str
-    kwargs: dict = field(default_factory=dict)
 
 
 def _jsonable(entry: Mapping) -> dict:

@@ -48,3 +48,37 @@ def new_weights(
             base = weights.get(source, current[source])
             weights[source] = move(base, helpful, harmful, alpha)
     return weights
+
+
+# ------------------------------------------------------------------ the stage
+
+ALPHA = 0.1  # the step a verdict moves a weight
+SOURCES = (("chunks", "source_chunk_ids"), ("edges", "source_edge_ids"))
+
+
+def gate(uow, ctx):
+    if not uow.sessions.unapplied_feedback(ctx.dataset_id, ctx.session_ids):
+        return ("skipped", "no_new_feedback")
+    return None
+
+
+def load(uow, ctx) -> dict:
+    """The entries with unapplied verdicts and the current weights of their sources."""
+    entries = uow.sessions.unapplied_feedback(ctx.dataset_id, ctx.session_ids)
+    current = {table: uow.improve.weights(table, ctx.dataset_id, {i for e in entries for i in (e[key] or [])})
+               for table, key in SOURCES}
+    return {"entries": entries, "current": current}
+
+
+def compute(inputs: dict, ctx) -> dict:
+    return {table: new_weights(inputs["entries"], inputs["current"][table], key, ALPHA) for table, key in SOURCES}
+
+
+def persist(uow, ctx, inputs: dict, moved: dict) -> dict:
+    """The new weights and the verdicts they apply (counts as loaded: later verdicts stay pending)."""
+    counts = {"entries": len(inputs["entries"])}
+    for table, _ in SOURCES:
+        uow.improve.set_weights(table, moved[table])
+        counts[table] = len(moved[table])
+    uow.sessions.mark_feedback_applied(inputs["entries"])
+    return counts

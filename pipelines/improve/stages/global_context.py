@@ -63,7 +63,7 @@ def compute(_inputs, ctx) -> dict:
         old = [r["id"] for r in uow.learning.overview_documents(ctx.dataset_id) if r["content"] != text]
         removed = uow.graph.forget_items(old) if old else {"items": 0}
         item = prepare(RememberItem(text=text, name=name), ctx.settings.max_content_bytes, 0)
-        started = ctx.ports.add_document(uow, item, source="global_context_index", node_sets=[NODE_SET])
+        started = ctx.ports.add_document(uow, item, source=ctx.stage.name, node_sets=[NODE_SET])
     if started[2]:
         ctx.ports.cognify(started[1], started[2])
     return {"replaced": removed["items"], "characters": len(text)}

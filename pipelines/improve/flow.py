@@ -1,0 +1,70 @@
+"""The improve flow (SPEC 6.1), declared once: its stages in the reference's order, each with
+its policy (fatal, opt-in, needs sessions, available) and its functions in stages/. The claim,
+fence and budget are the runner's (tasks/engine.py); pipelines/improve/registry.py decides
+which stages run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from engram.pipelines.flow import FATAL, OPTIONAL, Flow, Stage
+from engram.pipelines.improve.distill import MIN_CONFIDENCE
+from engram.pipelines.improve.stages import distillation, feedback, global_context, preferences, qa, triplets, truth_stage
+
+
+def _improve(name: str, module: Any = None, *, failure: str = OPTIONAL, **policy) -> Stage:
+    functions = {f: getattr(module, f, None) for f in ("load", "compute", "persist", "gate")} if module else {}
+    return Stage(name, "maintenance", "improve", failure=failure, uses_budget=True,
+                 needs_sessions=policy.pop("needs_sessions", True), available=module is not None, **functions,
+                 **policy)
+
+
+FEEDBACK_WEIGHTS = _improve("feedback_weights", feedback)
+PERSIST_SESSION_QA = _improve("persist_session_qa", qa, failure=FATAL)
+PERSIST_AGENT_TRACES = _improve("persist_agent_traces")  # declared; its body is not built yet
+EXTRACT_AGENT_CONTEXT = _improve("extract_agent_context")  # declared; its body is not built yet
+DISTILL_SESSIONS = _improve("distill_sessions", distillation)
+UPDATE_USER_PREFERENCES = _improve("update_user_preferences", preferences, opt_in=True)
+BUILD_TRUTH_SUBSPACE = _improve("build_truth_subspace", truth_stage, needs_sessions=False, opt_in=True)
+TRIPLET_ENRICHMENT = _improve("triplet_enrichment", triplets, needs_sessions=False, opt_in=True)
+GLOBAL_CONTEXT_INDEX = _improve("global_context_index", global_context, needs_sessions=False, opt_in=True)
+
+IMPROVE = Flow("improve", (
+    FEEDBACK_WEIGHTS, PERSIST_SESSION_QA, PERSIST_AGENT_TRACES, EXTRACT_AGENT_CONTEXT, DISTILL_SESSIONS,
+    UPDATE_USER_PREFERENCES, BUILD_TRUTH_SUBSPACE, TRIPLET_ENRICHMENT, GLOBAL_CONTEXT_INDEX,
+), runs="improve")
+
+
+def enabled(stage: Stage, settings) -> bool:
+    from engram.pipelines.improve.registry import enabled as _enabled
+
+    return _enabled(stage, settings.improve_disabled, settings.improve_opt_in)
+
+
+def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], settings, *, generates: bool,
+                 retries: bool = True) -> dict:
+    """The probe: per session the seq window above the watermark and unapplied feedback;
+    changed edges when triplet enrichment is on. Nothing → the run is a no_op.
+
+    generates: the configured LLM writes text (distillation needs one)."""
+    out: dict[str, Any] = {"sessions": {}, "triplets": 0}
+    rows = {r["session_id"]: r for r in uow.improve.sessions(dataset_id, session_ids)} if session_ids else {}
+    for sid in session_ids:
+        r = rows.get(sid)
+        out["sessions"][sid] = {
+            "from": r["watermark_seq"] if r else 0, "upto": r["max_seq"] if r else 0,
+            "new_entries": r["pending_entries"] if r else 0, "feedback": r["pending_feedback"] if r else 0}
+    if enabled(TRIPLET_ENRICHMENT, settings):
+        out["triplets"] = len(uow.improve.changed_edges(dataset_id, limit=1000))
+    if enabled(DISTILL_SESSIONS, settings) and session_ids and generates:
+        # Usable entries a failed distillation left above its own watermark are work too.
+        for sid, n in uow.learning.gated_pending(dataset_id, session_ids, MIN_CONFIDENCE).items():
+            out["sessions"][sid]["distill"] = n
+    out["truth"] = enabled(BUILD_TRUTH_SUBSPACE, settings) and bool(uow.learning.truth_due([dataset_id]))
+    # retries=False (a holder re-checking for new work): a distillation that just failed is not
+    # retried at once in the same claim; the next improve of the session retries it.
+    out["pending"] = out["triplets"] > 0 or out["truth"] or any(
+        v["new_entries"] or v["feedback"] or (retries and v.get("distill")) for v in out["sessions"].values())
+    return out

@@ -1,0 +1,81 @@
+"""An improve stage as a use case over an in-memory unit of work (cosmicpython style): no
+Postgres, no Celery. feedback_weights moves the weights of the sources a verdict cites."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from types import SimpleNamespace
+
+from engram.pipelines.flow import run_inline
+from engram.pipelines.improve.flow import FEEDBACK_WEIGHTS
+from engram.pipelines.improve.stages.feedback import ALPHA
+
+DATASET = uuid.uuid4()
+CHUNK, OTHER_CHUNK, EDGE = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+
+
+class FakeSessions:
+    def __init__(self, entries: list[dict]):
+        self.entries = entries
+
+    def unapplied_feedback(self, dataset_id, session_ids, lock: bool = False) -> list[dict]:
+        return [dict(e) for e in self.entries if e["session_id"] in session_ids and (
+            e["helpful_count"] != e["feedback_applied_helpful"] or e["harmful_count"] != e["feedback_applied_harmful"])]
+
+    def mark_feedback_applied(self, entries: list[dict]) -> None:
+        for applied in entries:
+            entry = next(e for e in self.entries if e["id"] == applied["id"])
+            entry["feedback_applied_helpful"] = applied["helpful_count"]
+            entry["feedback_applied_harmful"] = applied["harmful_count"]
+
+
+class FakeImprove:
+    def __init__(self, weights: dict[str, dict[uuid.UUID, float]]):
+        self.tables = weights
+
+    def weights(self, table: str, dataset_id, ids) -> dict[uuid.UUID, float]:
+        return {i: w for i, w in self.tables[table].items() if i in set(ids)}
+
+    def set_weights(self, table: str, weights: dict[uuid.UUID, float]) -> None:
+        self.tables[table].update(weights)
+
+
+class FakeUnitOfWork:
+    """The repositories the stage uses, kept in memory; counts the units of work opened."""
+
+    def __init__(self, entries: list[dict], weights: dict[str, dict[uuid.UUID, float]]):
+        self.sessions, self.improve, self.opened = FakeSessions(entries), FakeImprove(weights), 0
+
+    @contextlib.contextmanager
+    def __call__(self):
+        self.opened += 1
+        yield self
+
+
+def _entry(seq: int, helpful: int, harmful: int, chunks: list, edges: list) -> dict:
+    return {"id": uuid.uuid4(), "session_id": "s1", "seq": seq, "helpful_count": helpful, "harmful_count": harmful,
+            "feedback_applied_helpful": 0, "feedback_applied_harmful": 0, "source_chunk_ids": chunks,
+            "source_edge_ids": edges}
+
+
+def _ctx():
+    return SimpleNamespace(dataset_id=DATASET, session_ids=["s1"], run_id=uuid.uuid4())
+
+
+def test_feedback_weights_moves_cited_sources_once_and_marks_the_verdicts_applied():
+    uow = FakeUnitOfWork(
+        [_entry(1, helpful=1, harmful=0, chunks=[CHUNK], edges=[EDGE]), _entry(2, 0, 1, [CHUNK], [])],
+        {"chunks": {CHUNK: 0.5, OTHER_CHUNK: 0.5}, "edges": {EDGE: 0.5}})
+
+    counts = run_inline(FEEDBACK_WEIGHTS, uow, _ctx())
+
+    assert counts == {"entries": 2, "chunks": 1, "edges": 1}
+    helped = 1 - 0.5 * (1 - ALPHA)
+    assert uow.improve.tables["chunks"][CHUNK] == helped * (1 - ALPHA)  # helpful, then harmful
+    assert uow.improve.tables["edges"][EDGE] == helped
+    assert uow.improve.tables["chunks"][OTHER_CHUNK] == 0.5  # not cited: untouched
+    assert all(e["feedback_applied_helpful"] == e["helpful_count"] for e in uow.sessions.entries)
+    # Applied verdicts are not applied again: the gate finds nothing to do.
+    assert run_inline(FEEDBACK_WEIGHTS, uow, _ctx()) == ("skipped", "no_new_feedback")
+    assert uow.improve.tables["edges"][EDGE] == helped
