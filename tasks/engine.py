@@ -34,6 +34,7 @@ from engram.adapters.llm import usage
 from engram.adapters.store import Store, UnitOfWork
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
+from engram.pipelines.improve.registry import DONE as IMPROVE_DONE
 from engram.settings import Settings, get_settings
 from engram.tasks.base import InvalidPayload, _is_transient, backoff_seconds, engram_task
 
@@ -246,7 +247,7 @@ def accounting(used: dict, run: dict) -> dict:
 
 
 class ImproveRuns:
-    """Improve runs and stages in improve_runs / improve_stage_runs (SPEC 6.1).
+    """Improve runs (pipeline_runs rows of the improve flow, read with their claim; SPEC 6.1).
 
     The run belongs to a claim: the claim's lease is renewed while a stage works, and every
     write transaction first checks the claim's fencing number (a stale one: FencedOut, the stage
@@ -327,9 +328,6 @@ class ImproveRuns:
         uow.improve.finish_run(run["id"], "lost", error=message)
         uow.improve.close_claim(run["claim_id"], "lost", note=message)
         return result
-
-
-IMPROVE_DONE = {"completed", "skipped", "failed", "not_available", "already_completed", "fenced_out"}
 
 
 def claim_of(row: dict, lease_seconds: float):

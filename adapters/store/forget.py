@@ -184,7 +184,8 @@ class ForgetRepository:
         self._note("SELECT name FROM entities WHERE dataset_id = :d", **d)
         counts["session_entries"] += self.conn.execute(
             text("DELETE FROM session_entries WHERE dataset_id = :d"), d).rowcount
-        for table in ("session_improve_state", "dataset_improve_state", "improve_runs", "improve_claims",
+        self.conn.execute(text("DELETE FROM pipeline_runs WHERE dataset_id = :d AND pipeline = 'improve'"), d)
+        for table in ("session_improve_state", "dataset_improve_state", "improve_claims",
                       "triplet_embeddings", "edges", "entities", "entity_types", "lessons", "lesson_decisions",
                       "user_preferences", "truth_bases"):
             self.conn.execute(text(f"DELETE FROM {table} WHERE dataset_id = :d"), d)  # noqa: S608 - fixed names

@@ -11,10 +11,12 @@ from sqlalchemy.dialects.postgresql import insert
 from engram.models.tables import (
     dataset_improve_state,
     improve_claims,
-    improve_runs,
-    improve_stage_runs,
+    pipeline_runs,
     session_improve_state,
+    stage_runs,
 )
+
+IMPROVE = "improve"  # the improve flow's runs in pipeline_runs (pipelines/improve/flow.py IMPROVE.name)
 
 
 class FencedOut(RuntimeError):
@@ -251,61 +253,64 @@ class ImproveRepository:
         ).mappings()]
 
     # ------------------------------------------------------------ runs and stage results
+    # Improve runs are rows of pipeline_runs (pipeline 'improve'), their stages rows of
+    # stage_runs: one bookkeeping for every flow. A stage's counts are its output.
 
     def create_run(self, run_id: uuid.UUID, *, claim_id: uuid.UUID | None, pass_no: int, dataset_id: uuid.UUID,
                    session_ids: Sequence[str], fence: int | None, trigger: str, status: str,
                    snapshot: dict, budget: dict, stages: Sequence[tuple[str, bool]] = ()) -> None:
-        self.conn.execute(insert(improve_runs).values({
-            "id": run_id, "claim_id": claim_id, "pass": pass_no, "dataset_id": dataset_id,
+        self.conn.execute(insert(pipeline_runs).values({
+            "id": run_id, "pipeline": IMPROVE, "claim_id": claim_id, "pass": pass_no, "dataset_id": dataset_id,
             "session_ids": list(session_ids), "fence": fence, "trigger": trigger, "status": status,
-            "snapshot": snapshot, "budget": budget, "finished_at": func.now() if status == "no_op" else None}))
+            "snapshot": snapshot, "budget": budget, "started_at": func.now(),
+            "finished_at": func.now() if status == "no_op" else None}))
         if stages:
-            self.conn.execute(insert(improve_stage_runs), [
+            self.conn.execute(insert(stage_runs), [
                 {"run_id": run_id, "stage": name, "position": i, "fatal": fatal, "status": "pending"}
                 for i, (name, fatal) in enumerate(stages)])
 
     def run(self, run_id: uuid.UUID, lock: bool = False) -> dict | None:
-        query = select(improve_runs).where(improve_runs.c.id == run_id)
+        query = select(pipeline_runs).where(pipeline_runs.c.id == run_id, pipeline_runs.c.pipeline == IMPROVE)
         return _row(self.conn.execute(query.with_for_update() if lock else query))
 
     def stages(self, run_id: uuid.UUID) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(
-            select(improve_stage_runs).where(improve_stage_runs.c.run_id == run_id)
-            .order_by(improve_stage_runs.c.position)).mappings()]
+        return [dict(r, counts=r["output"] or {}) for r in self.conn.execute(
+            select(stage_runs).where(stage_runs.c.run_id == run_id).order_by(stage_runs.c.position)).mappings()]
 
     def start_stage(self, run_id: uuid.UUID, stage: str) -> None:
-        self.conn.execute(update(improve_stage_runs).where(
-            improve_stage_runs.c.run_id == run_id, improve_stage_runs.c.stage == stage,
-        ).values(status="running", attempts=improve_stage_runs.c.attempts + 1, started_at=func.now()))
+        self.conn.execute(update(stage_runs).where(
+            stage_runs.c.run_id == run_id, stage_runs.c.stage == stage,
+        ).values(status="running", attempts=stage_runs.c.attempts + 1, started_at=func.now()))
 
     def finish_stage(self, run_id: uuid.UUID, stage: str, status: str, *, reason: str | None = None,
                      error: str | None = None, counts: dict | None = None, usage: dict | None = None) -> None:
         usage = usage or {}
-        c = improve_stage_runs.c
-        self.conn.execute(update(improve_stage_runs).where(c.run_id == run_id, c.stage == stage).values(
-            status=status, reason=reason, error=error, counts=counts or {}, finished_at=func.now(),
+        c = stage_runs.c
+        self.conn.execute(update(stage_runs).where(c.run_id == run_id, c.stage == stage).values(
+            status=status, reason=reason, error=error, output=counts or {}, finished_at=func.now(),
             started_at=func.coalesce(c.started_at, func.now()),
             llm_calls=c.llm_calls + usage.get("calls", 0),
             prompt_tokens=c.prompt_tokens + usage.get("prompt_tokens", 0),
             completion_tokens=c.completion_tokens + usage.get("completion_tokens", 0)))
         tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-        self.conn.execute(update(improve_runs).where(improve_runs.c.id == run_id).values(
-            llm_calls=improve_runs.c.llm_calls + usage.get("calls", 0), tokens=improve_runs.c.tokens + tokens))
+        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
+            llm_calls=pipeline_runs.c.llm_calls + usage.get("calls", 0), tokens=pipeline_runs.c.tokens + tokens))
 
     def finish_run(self, run_id: uuid.UUID, status: str, error: str | None = None) -> None:
-        self.conn.execute(update(improve_runs).where(improve_runs.c.id == run_id).values(
+        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
             status=status, error=error, finished_at=func.now()))
 
     def runs_of(self, dataset_id: uuid.UUID, session_id: str | None = None, limit: int = 100) -> list[dict]:
-        query = select(improve_runs).where(improve_runs.c.dataset_id == dataset_id)
+        query = select(pipeline_runs).where(pipeline_runs.c.dataset_id == dataset_id,
+                                            pipeline_runs.c.pipeline == IMPROVE)
         if session_id is not None:
-            query = query.where(improve_runs.c.session_ids.any(session_id))
+            query = query.where(pipeline_runs.c.session_ids.any(session_id))
         return [dict(r) for r in self.conn.execute(
-            query.order_by(improve_runs.c.created_at.desc()).limit(limit)).mappings()]
+            query.order_by(pipeline_runs.c.created_at.desc()).limit(limit)).mappings()]
 
     def open_runs_of_claim(self, claim_id: uuid.UUID) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(select(improve_runs).where(
-            improve_runs.c.claim_id == claim_id, improve_runs.c.status == "running")).mappings()]
+        return [dict(r) for r in self.conn.execute(select(pipeline_runs).where(
+            pipeline_runs.c.claim_id == claim_id, pipeline_runs.c.status == "running")).mappings()]
 
     # ------------------------------------------------------------ what the stages write
 

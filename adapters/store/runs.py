@@ -1,4 +1,9 @@
-"""Pipeline runs and their stages: status, attempts, errors, timings, usage, stage outputs."""
+"""Pipeline runs and their stages: status, attempts, errors, timings, usage, stage outputs.
+
+Every flow's runs live in pipeline_runs / stage_runs. This repository answers for the flows
+whose runs a producer follows by run id (cognify, graph passes, capture); improve runs (the
+same tables, pipeline 'improve') are read through adapters/store/improve.py, with their claim.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,11 @@ from engram.models.tables import pipeline_runs, stage_runs
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+# Improve runs answer through their claim (engram.improve.run_status), not engram.status, and
+# count neither as backlog nor as runs the heartbeat sweep resumes.
+_PRODUCER_RUN = pipeline_runs.c.pipeline != "improve"
 
 
 class RunRepository:
@@ -61,13 +71,14 @@ class RunRepository:
             for r, i, s in done])
 
     def get(self, run_id: uuid.UUID) -> dict | None:
-        row = self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).mappings().first()
+        row = self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id, _PRODUCER_RUN)
+                                ).mappings().first()
         return dict(row) if row else None
 
     def lock(self, run_id: uuid.UUID) -> dict | None:
         """The run row, locked for this transaction (serialises a run's state changes)."""
         row = (
-            self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id).with_for_update())
+            self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id, _PRODUCER_RUN).with_for_update())
             .mappings()
             .first()
         )
@@ -175,14 +186,15 @@ class RunRepository:
     def open_count(self) -> int:
         """Runs pending or running, fleet-wide (the partial index ix_pipeline_runs_open answers it)."""
         return self.conn.execute(
-            select(func.count()).select_from(pipeline_runs).where(pipeline_runs.c.status.in_(["pending", "running"]))
+            select(func.count()).select_from(pipeline_runs)
+            .where(pipeline_runs.c.status.in_(["pending", "running"]), _PRODUCER_RUN)
         ).scalar_one()
 
     def finished_since(self, seconds: float) -> int:
         """Runs that finished in the last `seconds` (ix_pipeline_runs_finished)."""
         return self.conn.execute(
             select(func.count()).select_from(pipeline_runs)
-            .where(pipeline_runs.c.finished_at > _now() - timedelta(seconds=seconds))
+            .where(pipeline_runs.c.finished_at > _now() - timedelta(seconds=seconds), _PRODUCER_RUN)
         ).scalar_one()
 
     def stale(self, older_than_seconds: int) -> list[dict]:
@@ -192,6 +204,7 @@ class RunRepository:
             select(pipeline_runs)
             .where(
                 pipeline_runs.c.status.in_(["pending", "running"]),
+                _PRODUCER_RUN,
                 func.coalesce(pipeline_runs.c.heartbeat_at, pipeline_runs.c.created_at) < cutoff,
             )
             .with_for_update(skip_locked=True)
@@ -206,7 +219,7 @@ class RunRepository:
     def for_dataset(self, dataset: uuid.UUID, limit: int = 100) -> list[dict]:
         rows = self.conn.execute(
             select(pipeline_runs)
-            .where(pipeline_runs.c.dataset_id == dataset)
+            .where(pipeline_runs.c.dataset_id == dataset, _PRODUCER_RUN)
             .order_by(pipeline_runs.c.created_at.desc())
             .limit(limit)
         ).mappings()

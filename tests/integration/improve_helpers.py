@@ -59,13 +59,14 @@ def dataset_id(store, name: str):
 
 
 def runs(store, dataset: str, session: str | None = None) -> list[dict]:
-    return rows(store, "SELECT r.* FROM improve_runs r JOIN datasets d ON d.id = r.dataset_id"
-                " WHERE d.name = :n AND (CAST(:s AS text) IS NULL OR :s = ANY(r.session_ids))"
+    return rows(store, "SELECT r.* FROM pipeline_runs r JOIN datasets d ON d.id = r.dataset_id"
+                " WHERE r.pipeline = 'improve' AND d.name = :n AND (CAST(:s AS text) IS NULL OR :s = ANY(r.session_ids))"
                 " ORDER BY r.created_at", n=dataset, s=session)
 
 
 def stages(store, run_id) -> dict[str, dict]:
-    return {r["stage"]: r for r in rows(store, "SELECT * FROM improve_stage_runs WHERE run_id = :r", r=run_id)}
+    return {r["stage"]: r for r in rows(store, "SELECT *, output AS counts FROM stage_runs WHERE run_id = :r",
+                                             r=run_id)}
 
 
 def claims(store, dataset: str) -> list[dict]:
@@ -90,7 +91,8 @@ def settled(store, dataset: str) -> bool:
         store,
         "SELECT 1 FROM datasets d WHERE d.name = :n AND ("
         " EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = d.id AND c.status = 'held')"
-        " OR EXISTS (SELECT 1 FROM improve_runs r WHERE r.dataset_id = d.id AND r.status = 'running')"
+        " OR EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.dataset_id = d.id AND r.pipeline = 'improve'"
+        "   AND r.status = 'running')"
         " OR EXISTS (SELECT 1 FROM session_improve_state s WHERE s.dataset_id = d.id"
         "   AND s.rerun_requested_at IS NOT NULL))", n=dataset)
 

@@ -16,7 +16,7 @@ from engram.tasks.client import EngramError
 # Every table that holds something of a dataset (a refused call changes none of its rows).
 BY_DATASET = ["datasets", "dataset_grants", "data_items", "documents", "chunks", "entities", "edges", "summaries",
               "pipeline_runs", "session_entries", "session_improve_state", "dataset_improve_state",
-              "improve_claims", "improve_runs", "triplet_embeddings"]
+              "improve_claims", "triplet_embeddings"]
 
 
 def fingerprint(store, dataset: uuid.UUID) -> str:
@@ -25,8 +25,6 @@ def fingerprint(store, dataset: uuid.UUID) -> str:
                " = :d ORDER BY 1" for table in BY_DATASET]
     queries += ["SELECT md5(CAST(t.* AS text)) FROM users t ORDER BY 1",
                 "SELECT md5(CAST(s.* AS text)) FROM stage_runs s JOIN pipeline_runs r ON r.id = s.run_id"
-                " WHERE r.dataset_id = :d ORDER BY 1",
-                "SELECT md5(CAST(s.* AS text)) FROM improve_stage_runs s JOIN improve_runs r ON r.id = s.run_id"
                 " WHERE r.dataset_id = :d ORDER BY 1"]
     with store.unit_of_work() as uow:
         for query in queries:

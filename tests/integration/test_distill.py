@@ -181,7 +181,7 @@ def test_beat_truth_sweep_builds_per_dataset_only_when_lessons_changed(fleet, st
     _improve(fleet, store, dataset_name, "t")
     ds = dataset_id(store, dataset_name)
     wait_until(lambda: not scalar(store, "SELECT count(*) FROM pipeline_runs WHERE dataset_id = :d"
-                                  " AND status <> 'completed'", d=ds) and settled(store, dataset_name),
+                                  " AND pipeline = 'cognify' AND status <> 'completed'", d=ds) and settled(store, dataset_name),
                what="lesson cognified")
     # New chunks the live basis has not stamped: the sweep's work.
     fleet.client.remember("Release trains leave from eu-west-1 on Tuesdays.", dataset=dataset_name, background=False)

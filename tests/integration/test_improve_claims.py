@@ -163,8 +163,9 @@ def test_the_holder_rechecks_for_new_work_up_to_3_passes_then_leaves_the_rest_to
     client.remember_turn(dataset=dataset_name, session_id="p", question="STALLMARK 0", answer="a")
     for k in (1, 2, 3):
         # While pass k is in its slow persist stage, a new turn and an explicit request arrive.
-        wait_until(lambda k=k: rows(store, "SELECT 1 FROM improve_runs r JOIN improve_stage_runs s ON s.run_id = r.id"
+        wait_until(lambda k=k: rows(store, "SELECT 1 FROM pipeline_runs r JOIN stage_runs s ON s.run_id = r.id"
                                     " JOIN datasets d ON d.id = r.dataset_id WHERE d.name = :n AND r.pass = :k"
+                                    " AND r.pipeline = 'improve'"
                                     " AND s.stage = 'persist_session_qa' AND s.status = 'running'",
                                     n=dataset_name, k=k), what=f"pass {k} persisting")
         assert client.remember_turn(dataset=dataset_name, session_id="p", question=f"STALLMARK {k}",

@@ -1,1 +1,1 @@
-"""Pure parts of the improve stages that do real work now (the tasks persist their results)."""
+"""The improve stages: each module holds one stage's gate/load/compute/persist over ctx.ports (declared in pipelines/improve/flow.py)."""
