@@ -98,6 +98,25 @@ def test_improve_persist_refused_fails_its_stage_at_once(client, store, dataset_
     assert got["update_user_preferences"]["reason"] == "aborted: fatal stage persist_session_qa failed"
 
 
+def test_the_sweep_resumes_an_abandoned_whole_dataset_pass(client, store, dataset_name):
+    from engram.pipelines.maintenance.flow import DATASET_SCOPE, MAINTENANCE, supersession_options
+
+    dataset = _dataset(store, dataset_name)
+    client.remember("Alice Moreau is the CEO of Harbor Dynamics. Bob Stone is the CEO of Harbor Dynamics.",
+                    dataset=dataset_name).wait(timeout=300)
+    run_id, options = uuid.uuid4(), supersession_options({"ceo_of": "target"})
+    with store.unit_of_work() as uow:  # a pass whose worker died mid-stage: running, silent for an hour
+        uow.runs.create(run_id, MAINTENANCE.name, MAINTENANCE.stages_for(options), dataset,
+                        params={"options": options, "scope": DATASET_SCOPE})
+        uow.conn.execute(text("UPDATE pipeline_runs SET status = 'running', heartbeat_at = now() - interval '1 hour'"
+                              " WHERE id = :r"), {"r": run_id})
+        uow.conn.execute(text("UPDATE stage_runs SET status = 'running', attempts = 1 WHERE run_id = :r"),
+                         {"r": run_id})
+    assert str(run_id) in client.call("engram.maintenance.sweep_runs")["resumed"]
+    status = RunHandle(client, run_id).wait(timeout=300)
+    assert status.status == "completed" and _stage(status, "temporal_supersession").status == "completed"
+
+
 def test_every_flow_has_its_persist_failure_case_here():
     """Declaring a flow means adding its case above."""
     from engram.pipelines.flows import FLOWS
