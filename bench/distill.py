@@ -65,6 +65,7 @@ def store_entries(n: int, dataset: str, session: str, tag: str) -> uuid.UUID:
 
 
 def run_fleet(app, store, dataset: str, ds, session: str, timeout: float = 3600) -> dict:
+    from engram.pipelines.improve.flow import DISTILL_SESSIONS
     from engram.tasks.client import EngramClient
 
     client = EngramClient(app, timeout=300)
@@ -80,12 +81,13 @@ def run_fleet(app, store, dataset: str, ds, session: str, timeout: float = 3600)
         time.sleep(0.2)
     run_wall = time.perf_counter() - started
     with store.unit_of_work() as uow:
-        stage = {s["stage"]: s for s in uow.improve.stages(result.run_id)}["distill_sessions"]
+        stage = {s["stage"]: s for s in uow.improve.stages(result.run_id)}[DISTILL_SESSIONS.name]
         lessons = len(uow.learning.lessons_of(ds, session, limit=100000))
     while True:  # the lessons' cognify runs, started after publication
         with store.unit_of_work() as uow:
             pending = uow.conn.exec_driver_sql(
-                "SELECT count(*) FROM pipeline_runs WHERE dataset_id = %s AND status <> 'completed'", (ds,)).scalar()
+                "SELECT count(*) FROM pipeline_runs WHERE dataset_id = %s AND pipeline = 'cognify'"
+                " AND status <> 'completed'", (ds,)).scalar()
         if not pending or time.monotonic() > deadline:
             break
         time.sleep(0.5)

@@ -116,6 +116,7 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     from sqlalchemy import text
 
     from engram.adapters.store import Store
+    from engram.pipelines.cognify.flow import EMBED_AND_LOAD
     from engram.tasks.client import EngramClient
 
     client = EngramClient(app, timeout=600, local_reads=True)
@@ -144,8 +145,8 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
             "SELECT count(*) FILTER (WHERE r.status = 'failed'), min(r.error), sum(r.llm_calls),"
             " sum((s.output->'embedding'->>'embedded')::int), sum((s.output->'embedding'->>'texts')::int),"
             " sum((s.output->'embedding'->>'batches')::int)"
-            " FROM pipeline_runs r LEFT JOIN stage_runs s ON s.run_id = r.id AND s.stage = 'embed_and_load'"
-            " WHERE r.id = ANY(:r)"), {"r": run_ids}).one()
+            " FROM pipeline_runs r LEFT JOIN stage_runs s ON s.run_id = r.id AND s.stage = :stage"
+            " WHERE r.id = ANY(:r)"), {"r": run_ids, "stage": EMBED_AND_LOAD.name}).one()
     if row[0]:
         raise SystemExit(f"{row[0]} runs failed, e.g. {row[1]}")
     time.sleep(0.5)  # a batch task counts its texts just after storing them
