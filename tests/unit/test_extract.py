@@ -165,3 +165,13 @@ def test_entities_are_shared_across_documents_of_a_dataset() -> None:
 def test_misaligned_inputs_are_rejected() -> None:
     with pytest.raises(ValueError, match="must align"):
         build_graph(DATASET, [(C1, "x"), (C2, "y")], [extraction([])])
+
+
+def test_a_relationship_name_longer_than_its_column_is_invalid_llm_output() -> None:
+    from pydantic import ValidationError
+
+    from engram.models.graph import RELATIONSHIP_MAX_LENGTH
+
+    Edge(source_node_id="a", target_node_id="b", relationship_name="r" * RELATIONSHIP_MAX_LENGTH)
+    with pytest.raises(ValidationError, match="relationship_name"):
+        Edge(source_node_id="a", target_node_id="b", relationship_name="r" * (RELATIONSHIP_MAX_LENGTH + 1))
