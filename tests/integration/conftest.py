@@ -70,6 +70,19 @@ class BrokerDatabases:
 BROKER_DATABASES = BrokerDatabases()
 
 
+def _retrying_redis(call, attempts: int = 5):
+    """A Redis call that rides out a connection closed under it (the fault suite restarts Redis)."""
+    import redis
+
+    for attempt in range(attempts):
+        try:
+            return call()
+        except redis.ConnectionError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(1.0)
+
+
 class WorkerHandle:
     """A real `engram worker` process with its own broker database and settings.
 
@@ -97,7 +110,7 @@ class WorkerHandle:
         import redis
 
         if broker_of is None:
-            redis.Redis.from_url(self.redis_url).flushdb()
+            _retrying_redis(lambda: redis.Redis.from_url(self.redis_url).flushdb())
         saved = dict(os.environ)
         os.environ.update({k: v for k, v in self.env.items() if k.startswith("ENGRAM_")})
         reset_settings()
@@ -129,7 +142,13 @@ class WorkerHandle:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited ({self.proc.returncode}); log:\n{self.log_path.read_text()[-3000:]}")
-            replies = self.app.control.ping(timeout=0.5) or []
+            try:
+                replies = self.app.control.ping(timeout=0.5) or []
+            except Exception as exc:  # a connection the fault suite's Redis restart left closed: ask again
+                if "onnection" not in type(exc).__name__ + str(exc):
+                    raise
+                time.sleep(0.5)
+                continue
             if expected <= {node.split("@")[0] for reply in replies for node in reply}:
                 return self
         raise TimeoutError(f"worker did not start; log:\n{self.log_path.read_text()[-3000:]}")
