@@ -8,38 +8,17 @@ import logging
 import random
 from collections.abc import Callable
 
-import redis
 from celery import Task
-from kombu.exceptions import OperationalError as KombuOperationalError
 from pydantic import BaseModel
-from sqlalchemy.exc import DBAPIError, OperationalError
 
-from engram.adapters.llm.errors import LLMTransientError
+from engram.adapters.errors import is_transient
 from engram.celery_app import PUBLIC_TASKS as PUBLIC_TASK_NAMES
 from engram.celery_app import app
 from engram.settings import get_settings
 
 log = logging.getLogger("engram.tasks")
 
-# Only these are worth a retry; anything else (bad input, invalid LLM output) fails at once.
-TRANSIENT: tuple[type[BaseException], ...] = (
-    LLMTransientError,
-    OperationalError,
-    redis.ConnectionError,
-    redis.TimeoutError,
-    ConnectionError,
-    TimeoutError,
-    KombuOperationalError,  # the broker went away while publishing
-)
-
-
 from engram.tasks.validation import InvalidPayload, parse_payload  # noqa: E402,F401 - re-exported
-
-
-def _is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    return isinstance(exc, TRANSIENT)
 
 
 def backoff_seconds(retries: int) -> float:
@@ -80,7 +59,7 @@ class EngramTask(Task):
         except Exception as exc:
             settings = get_settings()
             retries = self.request.retries or 0
-            if _is_transient(exc) and retries < settings.accept_max_retries:
+            if is_transient(exc) and retries < settings.accept_max_retries:
                 log.warning("%s: transient %s, retry %d: %s", self.name, type(exc).__name__, retries + 1, exc)
                 raise self.retry(exc=exc, countdown=backoff_seconds(retries), max_retries=settings.accept_max_retries)
             raise

@@ -30,13 +30,14 @@ from typing import Any
 from celery import Task, chain, chord, group
 from pydantic import BaseModel
 
+from engram.adapters.errors import is_transient
 from engram.adapters.llm import usage
 from engram.adapters.store import Store, UnitOfWork
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
 from engram.pipelines.improve.registry import DONE as IMPROVE_DONE
 from engram.settings import Settings, get_settings
-from engram.tasks.base import InvalidPayload, _is_transient, backoff_seconds, engram_task
+from engram.tasks.base import InvalidPayload, backoff_seconds, engram_task
 
 log = logging.getLogger("engram.engine")
 
@@ -448,7 +449,7 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
         with store.unit_of_work() as uow:
             return book.fenced_out(uow, run, stage, str(exc), used)
     retries = task.request.retries or 0
-    if stage.retry_transient and _is_transient(exc) and retries < task.max_retries:
+    if stage.retry_transient and is_transient(exc) and retries < task.max_retries:
         with store.unit_of_work() as uow:
             book.retrying(uow, run, stage, message, used)
         raise task.retry(exc=exc, countdown=backoff_seconds(retries))
