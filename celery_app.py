@@ -97,13 +97,36 @@ def _routes(s) -> dict:
     }
 
 
-def create_app() -> Celery:
-    s = get_settings()
+def check_config(s) -> None:
+    """Settings that name parts of Engram must name real ones: every process refuses to start otherwise."""
+    from engram.pipelines.improve.registry import UnknownStage
+    from engram.pipelines.improve.registry import check_config as check_improve
+
+    try:
+        check_improve(s.improve_disabled, s.improve_opt_in)
+    except UnknownStage as exc:
+        raise ValueError(f"ENGRAM_IMPROVE_DISABLED_STAGES / ENGRAM_IMPROVE_OPT_IN_STAGES: {exc}") from None
+
+
+def _connections(s) -> dict:
+    """Broker and result backend: resolved (embedded servers started) when the app first reads
+    its configuration, i.e. when a process connects, never at import."""
     urls = resolve(s)
     broker = s.broker_url or urls.redis_url
+    return {
+        "broker_url": broker,
+        "result_backend": urls.redis_url,
+        # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel closes).
+        "broker_transport_options": {"visibility_timeout": s.visibility_timeout} if broker.startswith("redis") else {},
+    }
+
+
+def create_app() -> Celery:
+    s = get_settings()
+    check_config(s)
     # SigningAMQP: every message this app publishes carries Engram's HMAC (internal tasks check it).
-    app = Celery("engram", broker=broker, backend=urls.redis_url, include=TASK_MODULES,
-                 amqp="engram.adapters.signing:SigningAMQP")
+    app = Celery("engram", include=TASK_MODULES, amqp="engram.adapters.signing:SigningAMQP")
+    app.add_defaults(lambda: _connections(s))
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
@@ -120,8 +143,6 @@ def create_app() -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel closes).
-        broker_transport_options={"visibility_timeout": s.visibility_timeout} if broker.startswith("redis") else {},
         result_backend_transport_options={"visibility_timeout": s.visibility_timeout},
         task_time_limit=s.longest_task_seconds,
         task_soft_time_limit=s.longest_task_seconds - 30,

@@ -121,14 +121,8 @@ class Settings(BaseSettings):
     @field_validator("improve_disabled_stages", "improve_opt_in_stages")
     @classmethod
     def _stages(cls, value: str) -> str:
-        from engram.pipelines.improve.registry import UnknownStage, check_config
-
-        names = [n.strip() for n in value.split(",") if n.strip()]
-        try:
-            check_config(names, [])
-        except UnknownStage as exc:
-            raise ValueError(str(exc)) from None
-        return ",".join(names)
+        # The names are checked against the improve registry when the app is built (celery_app).
+        return ",".join(n.strip() for n in value.split(",") if n.strip())
 
     @property
     def improve_disabled(self) -> list[str]:

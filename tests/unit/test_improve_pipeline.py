@@ -127,3 +127,14 @@ def test_qa_and_triplet_renderings():
     assert text == "# Session QA (session s1)\n\nQuestion: Who?\n\nAnswer: Alice\n"
     assert qa.item_name("s1", {"seq": 4}) == "session-s1-4.md"
     assert triplets.triplet_text("Alice Moreau", "ceo_of", "Harbor Dynamics") == "Alice Moreau ceo of Harbor Dynamics"
+
+
+def test_every_process_refuses_improve_settings_naming_an_unknown_or_fatal_stage():
+    from engram.celery_app import check_config
+    from engram.settings import Settings
+
+    check_config(Settings(improve_opt_in_stages="triplet_enrichment", improve_disabled_stages="feedback_weights"))
+    with pytest.raises(ValueError, match="unknown improve stage 'no_such_stage'"):
+        check_config(Settings(improve_opt_in_stages="no_such_stage"))
+    with pytest.raises(ValueError, match="cannot be disabled"):
+        check_config(Settings(improve_disabled_stages=" persist_session_qa "))
