@@ -26,3 +26,12 @@ def reset_redis() -> None:
     global _client, _pid
     _client = None
     _pid = None
+
+
+def probe_redis(url: str, timeout: float = 3) -> str:
+    """The server's version over a short-lived client (`engram doctor`); raises when unreachable."""
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        return str(client.info("server").get("redis_version", "?"))
+    finally:
+        client.close()

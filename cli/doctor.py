@@ -40,32 +40,23 @@ def run_checks() -> list[Check]:
 
 
 def _postgres_checks(url: str, where: str, settings) -> list[Check]:
-    from sqlalchemy import create_engine, pool, text
-
     from engram.adapters.store import migrate
+    from engram.adapters.store.engine import SchemaMismatch, check_dimension_at, probe_postgres
 
-    engine = create_engine(url, poolclass=pool.NullPool, connect_args={"connect_timeout": 5})
-    checks = []
     try:
-        with engine.connect() as conn:
-            version = conn.execute(text("SHOW server_version")).scalar()
-            checks.append(Check("postgres", True, f"{where} PostgreSQL {version}"))
-            available = conn.execute(
-                text("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")).scalar()
-            installed = conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+        found = probe_postgres(url)
     except Exception as exc:
         return [Check("postgres", False, f"cannot connect: {_first_line(exc)}",
                       "check ENGRAM_DATABASE_URL (postgresql://user:password@host:5432/db) and that the server runs")]
-    finally:
-        engine.dispose()
-    if available is None:
+    checks = [Check("postgres", True, f"{where} PostgreSQL {found.version}")]
+    if found.vector_available is None:
         checks.append(Check("pgvector", False, "the pgvector extension is not installed in this PostgreSQL server",
                             "install it (Debian/Ubuntu: apt install postgresql-<major>-pgvector from the PGDG "
                             "repository; or use the pgvector/pgvector image), or unset ENGRAM_DATABASE_URL "
                             "to use the embedded PostgreSQL that ships pgvector"))
         return checks
-    checks.append(Check("pgvector", True, f"vector {installed or available}"
-                        + ("" if installed else " available (created by engram db upgrade)")))
+    checks.append(Check("pgvector", True, f"vector {found.vector_installed or found.vector_available}"
+                        + ("" if found.vector_installed else " available (created by engram db upgrade)")))
     try:
         current, head = migrate.current_revision(url), migrate.head_revision()
     except Exception as exc:
@@ -75,31 +66,24 @@ def _postgres_checks(url: str, where: str, settings) -> list[Check]:
                             "engram db upgrade"))
         return checks
     checks.append(Check("migrations", True, f"at head {head}"))
-    from engram.adapters.store.engine import SchemaMismatch, check_dimension
-
-    engine = create_engine(url, poolclass=pool.NullPool)
     try:
-        check_dimension(engine, settings.embedding_dimension)
+        check_dimension_at(url, settings.embedding_dimension)
         checks.append(Check("schema", True, f"vector({settings.embedding_dimension}) matches the embedder"))
     except SchemaMismatch as exc:
         message = str(exc)
         checks.append(Check("schema", False, message.split(" (fix:")[0], message.split("(fix: ")[-1].rstrip(")")))
-    finally:
-        engine.dispose()
     return checks
 
 
 def _redis_check(url: str, where: str) -> Check:
-    import redis
+    from engram.adapters.redis_client import probe_redis
 
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
-        info = client.info("server")
+        version = probe_redis(url)
     except Exception as exc:
         return Check("redis", False, f"cannot connect: {_first_line(exc)}",
                      "check ENGRAM_REDIS_URL (redis://host:6379/0) and that the server runs")
-    version = info.get("redis_version", "?")
-    major = int(str(version).split(".")[0]) if str(version)[0].isdigit() else 0
+    major = int(version.split(".")[0]) if version[:1].isdigit() else 0
     if major < 6:
         return Check("redis", False, f"Redis {version} is too old", "use Redis 6 or newer")
     return Check("redis", True, f"{where} Redis {version}")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import threading
+from dataclasses import dataclass
 
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, create_engine, pool, text
 
 from engram.adapters.services import resolve
 from engram.settings import Settings, get_settings
@@ -73,3 +74,33 @@ def check_dimension(engine: Engine, configured: int) -> None:
             f"embedding dimension mismatch: schema has vector({found}) but ENGRAM_EMBEDDING_DIMENSION="
             f"{configured} (fix: set ENGRAM_EMBEDDING_DIMENSION={found} or use a fresh database)"
         )
+
+
+@dataclass(frozen=True)
+class PostgresProbe:
+    version: str
+    vector_available: str | None  # the pgvector version the server could install
+    vector_installed: str | None  # the one installed in this database
+
+
+def probe_postgres(url: str, timeout: int = 5) -> PostgresProbe:
+    """One short-lived connection (no pool, `engram doctor`): the server and pgvector as they are."""
+    engine = create_engine(url, poolclass=pool.NullPool, connect_args={"connect_timeout": timeout})
+    try:
+        with engine.connect() as conn:
+            return PostgresProbe(
+                str(conn.execute(text("SHOW server_version")).scalar()),
+                conn.execute(text("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")).scalar(),
+                conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar(),
+            )
+    finally:
+        engine.dispose()
+
+
+def check_dimension_at(url: str, configured: int) -> None:
+    """check_dimension over a short-lived connection to `url`."""
+    engine = create_engine(url, poolclass=pool.NullPool)
+    try:
+        check_dimension(engine, configured)
+    finally:
+        engine.dispose()
