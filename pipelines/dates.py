@@ -29,17 +29,21 @@ _MONTH_NAMES = ("January February March April May June July August September Oct
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
-_YEAR = r"1\d{3}|20\d{2}"  # 1000-2099: years before 1900 are years too ("from 1850")
+# The one year rule: 1000-2099 (years before 1900 are years too: "from 1850"). Extraction,
+# supersession, contradiction, the router's votes and TEMPORAL recall (chunks.years, and the
+# years in an edge's text) all read years with it.
+YEAR = r"1\d{3}|20\d{2}"
+YEARS = (1000, 2099)  # the first and last year YEAR matches
 # "1200 employees" is a count, not a year.
 _COUNTED = ("employees|people|persons|staff|workers|members|users|customers|students|units|items|copies|"
             "km|miles|meters|metres|feet|tons|tonnes|dollars|euros|pounds|votes|seats|pages|words|times")
 _DATE = re.compile(
     rf"(?<![\w$£€.,])(?:"
-    rf"(?P<mdy>{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:{_YEAR}))"
-    rf"|(?P<dmy>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+(?:{_YEAR}))"
-    rf"|(?P<my>{_MONTH}\.?,?\s+(?:of\s+)?(?:{_YEAR}))"
-    rf"|(?P<iso>(?:{_YEAR})-[01]\d(?:-[0-3]\d)?)"
-    rf"|(?P<y>{_YEAR})"
+    rf"(?P<mdy>{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:{YEAR}))"
+    rf"|(?P<dmy>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\.?,?\s+(?:{YEAR}))"
+    rf"|(?P<my>{_MONTH}\.?,?\s+(?:of\s+)?(?:{YEAR}))"
+    rf"|(?P<iso>(?:{YEAR})-[01]\d(?:-[0-3]\d)?)"
+    rf"|(?P<y>{YEAR})"
     rf")(?![\w%]|[.,]\d)(?!\s+(?:{_COUNTED})\b)",
     re.IGNORECASE,
 )
@@ -121,7 +125,7 @@ def parse_when(value: str | datetime | When | None) -> When | None:
     text = " ".join(str(value).split()).strip()
     if not text:
         return None
-    m = re.fullmatch(r"(\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ].*)?)?)?", text)
+    m = re.fullmatch(rf"({YEAR})(?:-(\d{{2}})(?:-(\d{{2}})(?:[T ].*)?)?)?", text)
     if m:
         y, mo, d = (int(g) if g else None for g in m.groups())
         try:
@@ -267,7 +271,6 @@ def sentences_naming(texts: Iterable[str], names: Iterable[str]) -> list[str]:
 
 # ------------------------------------------------------------------ queries and rendering
 
-_QUERY_YEAR = re.compile(r"\b([12]\d{3})\b")
 _Q_BETWEEN = re.compile(r"\b(?:between|from)\s+(.{4,24}?)\s+(?:and|to|until|till|-)\s+(.{4,24}?)(?=$|[\s?.,!;])",
                         re.I)
 _Q_BOUND = re.compile(r"\b(before|until|till|through|after|since|as\s+of|in|during|on)\s+$", re.I)

@@ -11,12 +11,13 @@ from sqlalchemy import Connection, text
 
 from engram.adapters.store.capture import CaptureReads
 from engram.models.search import EdgeWindow
+from engram.pipelines.dates import YEAR, YEARS
 
 # Structural edges are never facts: `contains` joins a chunk to an entity, `contradicts`
 # annotates two facts (returned as a conflict on them, not as a fact of its own).
 _NOT_FACT = "g.relationship NOT IN ('contains', 'contradicts')"
-_YEAR_RE = r"\m([12][0-9]{3})\M"  # a 4-digit year as a whole word, 1000-2999
-YEARS_INDEXED = (1000, 2099)  # the years pipelines/dates.years_named finds (chunks.years)
+# The one year rule (pipelines/dates.YEAR, a regex Postgres reads too) as a whole word.
+_YEAR_RE = rf"\m({YEAR})\M"
 _CHUNK_COLUMNS = (
     "c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance, c.truth_alignment,"
     " c.truth_epoch, c.truth_signature, d.data_item_id, d.title"
@@ -214,10 +215,10 @@ class SearchRepository(CaptureReads):
         """Chunks naming a year in [first, last] (the indexed `years` column written at load,
         pipelines/dates.years_named), nearest first."""
         self._nearest(limit)
-        lo, hi = max(first, YEARS_INDEXED[0]), min(last, YEARS_INDEXED[1])
+        lo, hi = max(first, YEARS[0]), min(last, YEARS[1])
         if lo > hi:
             return []
-        if (lo, hi) == YEARS_INDEXED:
+        if (lo, hi) == YEARS:
             dated, params = "cardinality(c.years) > 0", {}
         else:
             dated, params = "c.years && CAST(:yrs AS integer[])", {"yrs": list(range(lo, hi + 1))}

@@ -14,9 +14,10 @@ from types import MappingProxyType
 
 from engram.models.payloads import RecallItem
 from engram.models.search import SearchType
+from engram.pipelines.dates import YEAR
 from engram.pipelines.recall import captures, graph, lanes, temporal
 from engram.pipelines.recall.context import RecallContext
-from engram.pipelines.recall.router import QUESTION, YEAR, Rule, rule
+from engram.pipelines.recall.router import QUESTION, Rule, rule
 
 Lane = Callable[[RecallContext], list[RecallItem]]
 
@@ -41,6 +42,7 @@ class Recipe:
 # so they would count the dense signal twice (give them weight when an LLM writes them).
 HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0, "graph": 2.0}
 
+_YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
 # Relational wording that names one thing through another ("the director of", "the woman who").
 MULTI_HOP = r"\bthe\s+(?:\w+\s+){0,2}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?[\w\"\u201c]"
 _PASSAGES = "The context is passages from documents."
@@ -75,12 +77,12 @@ REGISTRY: dict[SearchType, Recipe] = {
         temporal.temporal, completes=True, weights={**HYBRID_WEIGHTS, "dated": 1.5},
         style="The context is dated passages and facts. Mind the years: order events in time and answer "
               "when / before / after / between questions precisely.",
-        rules=(rule("year_range", 6.0, rf"\bbetween\s+{YEAR}\s+and\s+{YEAR}\b"),
+        rules=(rule("year_range", 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
                rule("timeline", 4.0, r"\b(?:timelines?|decades?)\b"),
                # "When was the director of X born?" is a two-hop question: the hybrid route's
                # graph expansion serves it better than a date filter.
                rule("when", 3.0, r"\b(?:when|before|after)\b", unless=MULTI_HOP),
-               rule("year", 3.0, rf"\b{YEAR}\b", unless=MULTI_HOP))),
+               rule("year", 3.0, rf"\b{_YEAR}\b", unless=MULTI_HOP))),
     SearchType.CHUNKS: Recipe(lanes.chunks, node_sets=True),
     SearchType.SUMMARIES: Recipe(lanes.summaries, node_sets=True),
     SearchType.RAG_COMPLETION: Recipe(lanes.chunks, completes=True, style=_PASSAGES, node_sets=True),

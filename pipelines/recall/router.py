@@ -10,24 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import timedelta
 from dataclasses import dataclass, field
 
 from engram.models.search import SearchType
-from engram.pipelines.dates import query_window, window_bounds
 
 THRESHOLD = 2.0
 DEFAULT_TYPE = SearchType.HYBRID_COMPLETION
 NEGATION_WINDOW = 20
 
-# Year bounds used for open-ended ranges ("before 1990", "since 2001").
-MIN_YEAR = 1
-MAX_YEAR = 9999
-
 _NEGATION = re.compile(r"\b(?:not|no|never|without|lack\w*)\b|n't", re.IGNORECASE)
-_YEAR = r"[12]\d{3}"
-_YEAR_RE = re.compile(rf"\b({_YEAR})\b")
-_BEFORE_RE = re.compile(rf"\b(before|until|till|through|after|since)\s+({_YEAR})\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -46,7 +37,6 @@ def rule(label: str, weight: float, pattern: str, unless: str | None = None) -> 
 # phrase search.
 QUESTION = (r"^\s*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|did|does|do|has|have|can"
             r"|in|on|at)\b|\?\s*$")
-YEAR = _YEAR
 
 
 @dataclass(frozen=True)
@@ -88,30 +78,3 @@ def route(query: str, rules: Sequence[tuple[SearchType, Rule]] | None = None) ->
         return RouteDecision(DEFAULT_TYPE, totals[best], [])
     return RouteDecision(best, totals[best], labels[best])
 
-
-def extract_years(query: str) -> list[int]:
-    """Distinct 4-digit years (1000-2999) in order of appearance."""
-    seen: list[int] = []
-    for m in _YEAR_RE.finditer(query):
-        year = int(m.group(1))
-        if year not in seen:
-            seen.append(year)
-    return seen
-
-
-def year_range(query: str) -> tuple[int, int] | None:
-    """Inclusive year window for the TEMPORAL lane, or None when the query names no year.
-
-    The one date rule reads it (pipelines/dates.query_window): "between/from Y1 and/to Y2",
-    an open range after before/until/after/since (bounded by MIN_YEAR/MAX_YEAR), otherwise
-    the span of the dates mentioned. A negated bound ("not before 2000") is no bound.
-    """
-    asked = query_window(query)
-    if asked is None:
-        return None
-    bound = _BEFORE_RE.search(query)
-    if bound and _negated(query, bound.start()):
-        years = extract_years(query)
-        return (min(years), max(years)) if years else None
-    start, end = window_bounds(asked)
-    return max(MIN_YEAR, start.year), min(MAX_YEAR, (end - timedelta(microseconds=1)).year)

@@ -31,7 +31,8 @@ def test_years_before_1900_are_years_and_counts_are_not():
 
 @pytest.mark.parametrize("value, iso", [("2015", "2015"), ("2015-03", "2015-03"), ("2015-03-04", "2015-03-04"),
                                         ("2015-03-04T10:00:00Z", "2015-03-04"), ("March 2015", "2015-03"),
-                                        ("unknown", None), ("", None), (None, None), ("2015-13", None)])
+                                        ("unknown", None), ("", None), (None, None), ("2015-13", None),
+                                        ("2150", None), ("0800-01", None)])  # the one year rule: 1000-2099
 def test_parse_when(value, iso):
     parsed = parse_when(value)
     assert (parsed.iso() if parsed else None) == iso

@@ -1,5 +1,6 @@
 from engram.models.search import SearchType
-from engram.pipelines.recall.router import MAX_YEAR, MIN_YEAR, extract_years, route, year_range
+from engram.pipelines.recall.router import route
+from engram.pipelines.recall.temporal import window_of
 
 
 def test_search_type_names_are_the_spec_names():
@@ -108,23 +109,20 @@ def test_highest_total_wins():
     assert route("why and when in 2020").search_type is SearchType.TEMPORAL
 
 
-def test_extract_years():
-    assert extract_years("from 1999 to 2004, then 1999 again; not 12345 or 999") == [1999, 2004]
-    assert extract_years("no years here") == []
+def test_the_temporal_window_reads_years_by_the_one_year_rule():
+    assert window_of("between 2020 and 2010") == (2010, 2020)
+    assert window_of("from 1990 to 1995") == (1990, 1995)
+    assert window_of("what happened in 2015") == (2015, 2015)
+    assert window_of("before 2000") == (1, 1999)
+    assert window_of("after 2000") == (2001, 9999)
+    assert window_of("since 2000") == (2000, 9999)
+    assert window_of("in 2001 and 2005 and 2003") == (2001, 2005)
+    assert window_of("no year, nor 2500 nor 12345") == (1, 9999)
 
 
-def test_year_range_explicit():
-    assert year_range("between 2020 and 2010") == (2010, 2020)
-    assert year_range("from 1990 to 1995") == (1990, 1995)
-
-
-def test_year_range_single_and_open():
-    assert year_range("what happened in 2015") == (2015, 2015)
-    assert year_range("before 2000") == (MIN_YEAR, 1999)
-    assert year_range("after 2000") == (2001, MAX_YEAR)
-    assert year_range("since 2000") == (2000, MAX_YEAR)
-    assert year_range("in 2001 and 2005 and 2003") == (2001, 2005)
-    assert year_range("no year") is None
+def test_the_router_votes_only_for_years_the_date_rule_reads():
+    assert "year" in route("what happened in 1850").matched
+    assert route("the 2500 model").search_type is not SearchType.TEMPORAL
 
 
 def test_a_best_total_below_the_threshold_defaults_to_hybrid():
