@@ -1,4 +1,5 @@
-"""The one id rule: deterministic uuid5 ids, so re-running a stage upserts the same rows."""
+"""Every deterministic id Engram persists: uuid5 ids, so re-running a stage upserts the same rows
+and a redelivered message writes once. Ids are persisted: never change a rule's text."""
 
 from __future__ import annotations
 
@@ -70,6 +71,11 @@ def interval_id(edge: uuid.UUID, chunk: uuid.UUID | None, ordinal: int = 0) -> u
     return uuid.uuid5(edge, f"Interval:{chunk}:{ordinal}")
 
 
+def local_entity_id(entity: uuid.UUID, local_id: str) -> uuid.UUID:
+    """A second node of one name in one chunk: the LLM says it is another thing (two "Jordan"s)."""
+    return uuid.uuid5(entity, f"Local:{local_id}")
+
+
 def skill_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
     return uuid.uuid5(dataset, f"Skill:{name.strip()}")
 
@@ -77,3 +83,41 @@ def skill_id(dataset: uuid.UUID, name: str) -> uuid.UUID:
 def skill_run_id(request_id: str, skill: str) -> uuid.UUID:
     """One SkillRun per (recall delivery, skill): a redelivered recall records it once."""
     return uuid.uuid5(ENGRAM_NAMESPACE, f"SkillRun:{request_id}:{skill}")
+
+
+def remembered_entry_id(task_id: str) -> uuid.UUID:
+    """The session entry of one engram.remember delivery (its Celery task id)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"engram-session-entry:{task_id}")
+
+
+def recall_entry_id(request_id: str) -> uuid.UUID:
+    """The session entry of one engram.recall delivery (its Celery task id)."""
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"RecallSessionEntry:{request_id}")
+
+
+def preference_key(statement: str) -> str:
+    """Two preference sentences are one preference when they differ in spacing, case or a final "."/"!"."""
+    return _SPACES.sub(" ", statement).strip().casefold().rstrip(".!")
+
+
+def preference_id(dataset: uuid.UUID, user: uuid.UUID, statement: str) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"Preference:{dataset}:{user}:{preference_key(statement)}")
+
+
+def statement_key(statement: str) -> str:
+    """Two lesson statements are one lesson when they differ in spacing, case or a final "."."""
+    return _SPACES.sub(" ", statement or "").strip().casefold().rstrip(".").strip()
+
+
+def lesson_id(dataset: uuid.UUID, statement: str) -> uuid.UUID:
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"Lesson:{dataset}:{statement_key(statement)}")
+
+
+def lesson_decision_id(run: uuid.UUID, session_id: str, working_statement: str) -> uuid.UUID:
+    """One curation decision of an improve run about one session's proposed lesson."""
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"LessonDecision:{run}:{session_id}:{statement_key(working_statement)}")
+
+
+def learning_id(text: str) -> uuid.UUID:
+    """A truth-subspace learning, by its normalised text (pipelines/improve/truth.normalise)."""
+    return uuid.uuid5(ENGRAM_NAMESPACE, "TruthLearning:" + text)

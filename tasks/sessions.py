@@ -16,6 +16,7 @@ from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
 from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
+from engram.pipelines import ids
 from engram.pipelines.errors import BadInput
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
@@ -28,7 +29,7 @@ log = logging.getLogger("engram.sessions")
 def store_session_entry(req: RememberRequest, task_id: str | None = None) -> dict:
     """engram.remember with a session_id: commit the entry, then maybe request an improve."""
     # A redelivered message carries the same task id: the same entry id, stored once.
-    entry_id = uuid.uuid5(uuid.NAMESPACE_URL, f"engram-session-entry:{task_id}") if task_id else uuid.uuid4()
+    entry_id = ids.remembered_entry_id(task_id) if task_id else uuid.uuid4()
     with Store().unit_of_work() as uow:
         if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
             uow.access.create_dataset(req.user, req.dataset)

@@ -18,6 +18,7 @@ from engram.pipelines.ids import (
     entity_id,
     entity_type_id,
     interval_id,
+    local_entity_id,
     normalise_name,
     normalise_relationship,
     summary_id,
@@ -152,7 +153,7 @@ def _resolve_nodes(
         if key in first_local_by_name:
             # Same name, distinct local id: the LLM says these are different things (two
             # "Jordan"s), so the second gets its own stable id derived from name + local id.
-            ent_id = uuid.uuid5(ent_id, f"Local:{node.id}")
+            ent_id = local_entity_id(ent_id, node.id)
         else:
             first_local_by_name[key] = node.id
         type_name = " ".join(node.type.split()).lower() or DEFAULT_TYPE

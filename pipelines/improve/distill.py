@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engram.pipelines.ids import ENGRAM_NAMESPACE
+from engram.pipelines.ids import lesson_id, statement_key
 from engram.prompts.distillation import (
     ProposedLesson,
     ProposedLessonList,
@@ -52,14 +52,6 @@ def squash(text: str | None) -> str:
 def cut(text: str | None, limit: int) -> str:
     text = squash(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def normalise_statement(statement: str) -> str:
-    return squash(statement).casefold().rstrip(".").strip()
-
-
-def lesson_id(dataset_id: uuid.UUID, statement: str) -> uuid.UUID:
-    return uuid.uuid5(ENGRAM_NAMESPACE, f"Lesson:{dataset_id}:{normalise_statement(statement)}")
 
 
 def node_sets(session_id: str) -> list[str]:
@@ -141,7 +133,7 @@ def merge_proposals(per_batch: Iterable[Sequence[ProposedLesson]]) -> list[Propo
     merged: dict[str, ProposedLesson] = {}
     for proposals in per_batch:
         for p in proposals:
-            key = normalise_statement(p.working_statement)
+            key = statement_key(p.working_statement)
             if key in merged:
                 members = list(dict.fromkeys([*merged[key].member_entry_ids, *p.member_entry_ids]))
                 merged[key] = ProposedLesson(working_statement=merged[key].working_statement, member_entry_ids=members)

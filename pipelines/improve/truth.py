@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from engram.pipelines.ids import ENGRAM_NAMESPACE
+from engram.pipelines.ids import learning_id
 from engram.pipelines.recall.ranking import truth_score
 
 K = 8
@@ -29,11 +29,6 @@ Vector = Sequence[float]
 
 def normalise(text: str) -> str:
     return _WS.sub(" ", text or "").strip().casefold()
-
-
-def learning_id(text: str) -> uuid.UUID:
-    """Id of a normalised learning text."""
-    return uuid.uuid5(ENGRAM_NAMESPACE, "TruthLearning:" + text)
 
 
 def unit(vector: Vector) -> list[float]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engram.models.payloads import Provenance, RecallItem, RecallRequest, RecallResult
 from engram.models.search import EdgeWindow, SearchType
-from engram.pipelines.ids import ENGRAM_NAMESPACE
+from engram.pipelines.ids import recall_entry_id
 from engram.pipelines.recall import captures, timeline
 from engram.pipelines.recall.completion import complete, render_context
 from engram.pipelines.recall.context import RecallContext, Scope, TruthHook
@@ -152,4 +152,4 @@ def session_entry(req: RecallRequest, scope: Scope, result: RecallResult) -> dic
 
 def entry_id(request_id: str | None) -> uuid.UUID | None:
     """A deterministic entry id per task delivery, so a redelivered recall stores once."""
-    return uuid.uuid5(ENGRAM_NAMESPACE, f"RecallSessionEntry:{request_id}") if request_id else None
+    return recall_entry_id(request_id) if request_id else None

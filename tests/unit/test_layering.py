@@ -95,3 +95,15 @@ def test_importing_every_domain_module_starts_no_process_and_opens_no_socket(tmp
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["modules"] > 50 and found["calls"] == []
     assert not (tmp_path / "state").exists()  # nothing initialised a state directory either
+
+
+def test_every_deterministic_id_comes_from_pipelines_ids():
+    """One id module: a uuid5 rule anywhere else would be a second, silently diverging id rule."""
+    rules = []
+    for path in _modules("adapters", *SCANNED):
+        if path == ROOT / "pipelines" / "ids.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ("uuid3", "uuid5"):
+                rules.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert rules == []

@@ -7,7 +7,6 @@ the pure pieces of pipelines/improve/distill.py and whose last step runs `publis
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 
 from engram.models.payloads import RememberItem
@@ -100,8 +99,7 @@ def _add_lesson(uow, ctx, p: d.Publication, vector):
 
 def _decision_row(ctx, session_id: str, x: d.Decision) -> dict:
     w = x.written
-    key = f"LessonDecision:{ctx.run_id}:{session_id}:{d.normalise_statement(x.proposal.working_statement)}"
-    return {"id": uuid.uuid5(ids.ENGRAM_NAMESPACE, key), "dataset_id": ctx.dataset_id, "session_id": session_id,
+    return {"id": ids.lesson_decision_id(ctx.run_id, session_id, x.proposal.working_statement), "dataset_id": ctx.dataset_id, "session_id": session_id,
             "improve_run_id": ctx.run_id, "working_statement": x.proposal.working_statement,
             "member_entry_ids": list(x.proposal.member_entry_ids), "accepted": x.accepted, "reason": x.reason,
             "statement": d.squash(w.statement) if w else "", "why_learned": d.squash(w.why_learned) if w else "",

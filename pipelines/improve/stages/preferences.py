@@ -12,7 +12,7 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 
-from engram.pipelines.ids import ENGRAM_NAMESPACE
+from engram.pipelines.ids import preference_id, preference_key
 
 NODE_SET = "user_preferences"
 MAX_CHARS = 300
@@ -26,21 +26,13 @@ _CUES = re.compile(
 )
 
 
-def normalise(statement: str) -> str:
-    return re.sub(r"\s+", " ", statement).strip().casefold().rstrip(".!")
-
-
-def preference_id(dataset_id: uuid.UUID, user_id: uuid.UUID, statement: str) -> uuid.UUID:
-    return uuid.uuid5(ENGRAM_NAMESPACE, f"Preference:{dataset_id}:{user_id}:{normalise(statement)}")
-
-
 def statements(text: str | None) -> list[str]:
     """The preference sentences of one user message, in order, without duplicates."""
     out: dict[str, str] = {}
     for sentence in _SENTENCE.split(text or ""):
         sentence = re.sub(r"\s+", " ", sentence).strip()
         if sentence and _CUES.search(sentence):
-            out.setdefault(normalise(sentence), sentence[:MAX_CHARS])
+            out.setdefault(preference_key(sentence), sentence[:MAX_CHARS])
     return list(out.values())
 
 
