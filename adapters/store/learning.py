@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
+from engram.adapters.store.search import facts_only
 from engram.models.tables import (
     lesson_decisions,
     lessons,
@@ -159,14 +160,14 @@ class LearningRepository:
         entities = [dict(r) for r in self.conn.execute(text(
             "SELECT e.id, e.display_name AS name, e.description, t.name AS type, count(*) AS degree"
             " FROM entities e JOIN edges g ON (g.source_id = e.id OR g.target_id = e.id)"
-            " AND g.relationship NOT IN ('contains', 'contradicts') AND NOT g.superseded"
+            f" AND {facts_only()} AND NOT g.superseded"
             " LEFT JOIN entity_types t ON t.id = e.type_id"
             " WHERE e.dataset_id = :d GROUP BY e.id, e.display_name, e.description, t.name"
             " ORDER BY count(*) DESC, e.display_name LIMIT :k"), {"d": dataset_id, "k": top}).mappings()]
         facts = [dict(r) for r in self.conn.execute(text(
             "SELECT s.display_name AS source, g.relationship, t.display_name AS target FROM edges g"
             " JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
-            " WHERE g.dataset_id = :d AND g.source_id = ANY(:ids) AND g.relationship NOT IN ('contains', 'contradicts')"
+            f" WHERE g.dataset_id = :d AND g.source_id = ANY(:ids) AND {facts_only()}"
             " AND NOT g.superseded ORDER BY 1, 2, 3"), {"d": dataset_id, "ids": [e["id"] for e in entities]}).mappings()]
         return entities, facts
 

@@ -16,8 +16,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import chunks, edge_intervals, edges, entities
 from engram.pipelines import ids
-
-CONTRADICTS = "contradicts"
+from engram.pipelines.facts import CONTRADICTS
 TAGS = ("superseded", "superseded_by", "supersession_reason", "valid_from", "valid_to")
 
 

@@ -12,10 +12,15 @@ from sqlalchemy import Connection, text
 from engram.adapters.store.capture import CaptureReads
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEAR, YEARS
+from engram.pipelines.facts import NOT_FACTS
 
-# Structural edges are never facts: `contains` joins a chunk to an entity, `contradicts`
-# annotates two facts (returned as a conflict on them, not as a fact of its own).
-_NOT_FACT = "g.relationship NOT IN ('contains', 'contradicts')"
+
+def facts_only(column: str = "g.relationship") -> str:
+    """SQL: the edge is a fact (which edges are: pipelines/facts)."""
+    return f"{column} NOT IN ({', '.join(repr(r) for r in sorted(NOT_FACTS))})"
+
+
+_NOT_FACT = facts_only()
 # The one year rule (pipelines/dates.YEAR, a regex Postgres reads too) as a whole word.
 _YEAR_RE = rf"\m({YEAR})\M"
 _CHUNK_COLUMNS = (

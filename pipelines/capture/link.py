@@ -17,6 +17,7 @@ from engram.pipelines.capture.vocabulary import (
     edge_relationship,
     type_entities,
 )
+from engram.pipelines.facts import fact_text
 from engram.prompts.capture import LinkProposals, link_prompt
 
 RECENT_OBJECTS = 30  # candidates read from the store ...
@@ -35,7 +36,7 @@ def edge(dataset: uuid.UUID, source: uuid.UUID, target: uuid.UUID, predicate: st
     """An edge row; its text reads like recall renders facts ("A caused by B")."""
     relationship = edge_relationship(predicate)
     return {"id": ids.edge_id(dataset, source, target, relationship), "source_id": source, "target_id": target,
-            "relationship": relationship, "edge_text": f"{names[0]} {relationship.replace('_', ' ')} {names[1]}",
+            "relationship": relationship, "edge_text": fact_text(names[0], relationship, names[1]),
             "properties": {"predicate": predicate, **properties}}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from engram.models.graph import ChunkExtraction, Edge
 from engram.pipelines.dates import Stated, parse_when, sentences_naming, stated_interval
+from engram.pipelines.facts import CONTAINS, fact_text
 from engram.pipelines.ids import (
     edge_id,
     entity_id,
@@ -24,7 +25,6 @@ from engram.pipelines.ids import (
     summary_id,
 )
 
-CONTAINS = "contains"
 DEFAULT_TYPE = "concept"
 
 
@@ -120,9 +120,7 @@ def build_graph(
                 continue  # the LLM pointed at a node it never declared
             relationship = normalise_relationship(edge.relationship_name)
             description = (edge.description or "").strip()
-            text = f"{source.name} {relationship.replace('_', ' ')} {target.name}"
-            if description:
-                text += f": {description}"
+            text = fact_text(source.name, relationship, target.name, description)
             ends = (source.entity, target.entity)
             stated = edge_interval(edge, chunk_text, source.name, target.name)
             _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk, stated)

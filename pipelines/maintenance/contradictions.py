@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram.pipelines.dates import utc
+from engram.pipelines.facts import CONTRADICTS, NOT_FACTS, fact_text, is_fact
 from engram.pipelines.ids import normalise_relationship
 from engram.pipelines.maintenance.supersession import EdgeFact, as_edge_fact
 from engram.prompts.contradiction import ContradictionList
 
-CONTRADICTS = "contradicts"
-STRUCTURAL: frozenset[str] = frozenset({"contains", "is_part_of", "made_from", "exists_in", CONTRADICTS})
+STRUCTURAL = NOT_FACTS  # the graph pass's name for them, until it imports pipelines/facts itself
 DEFAULT_MAX_FACTS = 500
 DEFAULT_MIN_CONFIDENCE = 0.5
 
@@ -64,7 +64,7 @@ def select_facts(
     max_facts: int = DEFAULT_MAX_FACTS,
     now: datetime | None = None,
 ) -> list[Fact]:
-    """Non-structural, current edges with at least one touched, named endpoint, at most max_facts.
+    """Current facts (pipelines/facts) with at least one touched, named endpoint, at most max_facts.
 
     A superseded or ended edge (valid_to passed, by the one date rule) is history, not a rival
     of its successor, so it is never sent. An unnamed
@@ -82,7 +82,7 @@ def select_facts(
         if isinstance(raw, Mapping) and _ended(raw.get("valid_to"), now):
             continue  # an explicit end is history too ("mayor from 2015 to 2022")
         rel = normalise_relationship(edge.relationship)
-        if rel in STRUCTURAL or str(edge.id) in seen:
+        if not is_fact(rel) or str(edge.id) in seen:
             continue
         source_name, target_name = _name(names, edge.source_id), _name(names, edge.target_id)
         anchored = (str(edge.source_id) in touched_keys and source_name) or (
@@ -91,7 +91,7 @@ def select_facts(
         if not anchored:
             continue
         seen.add(str(edge.id))
-        text = f"{source_name or edge.source_id} {rel.replace('_', ' ')} {target_name or edge.target_id}"
+        text = fact_text(source_name or edge.source_id, rel, target_name or edge.target_id)
         facts.append(Fact(f"F{len(facts) + 1}", edge.id, edge.source_id, edge.target_id, rel, text))
     return facts
 

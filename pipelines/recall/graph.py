@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 from engram.models.payloads import Provenance, RecallItem
+from engram.pipelines.facts import row_fact_text
 from engram.pipelines.recall.context import RecallContext, similarity
 
 EDGE_WEIGHT = 0.6  # the fact's own text matters most ...
@@ -32,11 +33,6 @@ def triplet_score(edge_sim: float | None, source_sim: float | None, target_sim: 
     """Weighted similarity of the question to the fact text and to both endpoint names."""
     score = EDGE_WEIGHT * (edge_sim or 0.0) + ENDPOINT_WEIGHT * ((source_sim or 0.0) + (target_sim or 0.0))
     return score * (UNSPECIFIC_FACTOR if relationship == UNSPECIFIC else 1.0)
-
-
-def render_fact(row: dict) -> str:
-    """"{source} {relationship words} {target}": how Engram renders a fact everywhere."""
-    return f"{row['source_name']} {row['relationship'].replace('_', ' ')} {row['target_name']}"
 
 
 def _norm(text: str) -> str:
@@ -88,7 +84,7 @@ def conflicts_for(row: dict, contradictions: Iterable[dict]) -> list[dict]:
 
 
 def _overlap(row: dict, fact: str | None) -> int:
-    return len(set(_norm(render_fact(row)).split()) & set(_norm(fact or "").split()))
+    return len(set(_norm(row_fact_text(row)).split()) & set(_norm(fact or "").split()))
 
 
 def score_rows(rows: Iterable[dict], factor: float = 1.0) -> list[dict]:
@@ -99,7 +95,7 @@ def score_rows(rows: Iterable[dict], factor: float = 1.0) -> list[dict]:
 
 
 def _rank(row: dict) -> tuple:
-    return (-row["score"], render_fact(row), str(row["id"]))
+    return (-row["score"], row_fact_text(row), str(row["id"]))
 
 
 def triplet_items(ctx: RecallContext, rows: Sequence[dict]) -> list[RecallItem]:
@@ -116,7 +112,7 @@ def triplet_items(ctx: RecallContext, rows: Sequence[dict]) -> list[RecallItem]:
         doc = documents.get(r["provenance"][0], {}) if r["provenance"] else {}
         items.append(RecallItem(
             kind="triplet",
-            text=render_fact(r),
+            text=row_fact_text(r),
             score=round(r["score"], 6),
             superseded=bool(r["superseded"]),
             conflicts=conflicts_for(r, contradictions),

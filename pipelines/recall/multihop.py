@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from engram.pipelines.facts import row_fact_text
 from engram.pipelines.ids import normalise_name
 from engram.pipelines.recall.context import RecallContext
 
@@ -187,8 +188,7 @@ def _attach_facts(ctx: RecallContext, bridges: list[Bridge], weight: dict[str, d
                 for f in by_entity.get(ent, [])[:2]:
                     if f["id"] not in bridge.edge_ids:
                         bridge.edge_ids.append(f["id"])
-                        bridge.facts.append(f"{f['source_name']} {f['relationship'].replace('_', ' ')} "
-                                            f"{f['target_name']}")
+                        bridge.facts.append(row_fact_text(f))
 
 
 def provenance(bridge: Bridge) -> tuple[list[str], list[uuid.UUID]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from engram.models.payloads import RecallItem
+from engram.pipelines import facts
 from engram.pipelines.dates import When, query_window, render_spans, stored, utc, window_bounds
 from engram.pipelines.recall.context import RecallContext
 
@@ -64,9 +65,9 @@ def period(intervals: Iterable[dict]) -> str:
     return render_spans(_spans(intervals))
 
 
-def fact_text(source: str, relationship: str, target: str, starts: datetime | None = None,
+def dated_fact_text(source: str, relationship: str, target: str, starts: datetime | None = None,
               precision: str | None = None) -> str:
-    text = f"{source} {relationship.replace('_', ' ')} {target}"
+    text = facts.fact_text(source, relationship, target)
     since = stored(starts, precision)
     return f"{text} (since {since.text()})" if since else text
 
@@ -136,12 +137,12 @@ def _t(value: datetime | None) -> datetime | None:
 
 
 def _stale(row: dict) -> dict:
-    fact = fact_text(row["source_name"], row["relationship"], row["target_name"], row["valid_from"] or row["starts_at"],
-                     row["valid_from_precision"] if row["valid_from"] else None)
+    fact = dated_fact_text(row["source_name"], row["relationship"], row["target_name"],
+                           row["valid_from"] or row["starts_at"], row["valid_from_precision"] if row["valid_from"] else None)
     by = None
     if row["successor_edge_id"] is not None:
-        by = fact_text(row["successor_source"], row["successor_relationship"], row["successor_target"],
-                       row["successor_from"], row["successor_precision"])
+        by = dated_fact_text(row["successor_source"], row["successor_relationship"], row["successor_target"],
+                             row["successor_from"], row["successor_precision"])
     ended = stored(row["ends_at"])
     return {"fact": fact, "by": by, "until": ended.text() if ended else None, "edge_id": str(row["edge_id"]),
             "by_edge_id": str(row["successor_edge_id"]) if row["successor_edge_id"] else None}

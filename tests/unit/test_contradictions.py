@@ -36,11 +36,13 @@ def test_select_renders_facts_in_order():
     assert facts_text(facts) == "[F1] Alice born in Paris\n[F2] Alice born in Berlin\n[F3] Bob born in Paris"
 
 
-def test_structural_relationships_are_skipped():
+def test_structural_relationships_are_skipped_and_every_fact_recall_serves_is_checked():
+    # One fact definition (pipelines/facts): is_part_of, made_from, exists_in are facts recall
+    # serves, so the check judges them too.
     edges = [e("s1", "doc", "alice", "contains"), e("s2", "alice", "acme", "is_part_of"),
              e("s3", "alice", "acme", "made_from"), e("s4", "alice", "acme", "exists_in"),
              e("s5", "alice", "bob", "contradicts"), e("k", "alice", "acme", "works_at")]
-    assert [f.edge_id for f in select_facts(edges, NAMES, {"alice"})] == ["k"]
+    assert [f.edge_id for f in select_facts(edges, NAMES, {"alice"})] == ["s2", "s3", "s4", "k"]
 
 
 def test_needs_a_touched_named_endpoint():

@@ -12,7 +12,8 @@ from engram.pipelines.improve import registry
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
 from engram.pipelines.improve.registry import BY_NAME, Budget, Decision, decide
-from engram.pipelines.improve.stages import feedback, qa, triplets
+from engram.pipelines.facts import fact_text
+from engram.pipelines.improve.stages import feedback, qa
 
 
 def _decide(name, **kw):
@@ -126,7 +127,7 @@ def test_qa_and_triplet_renderings():
     text = qa.render_qa("s1", {"question": " Who? ", "answer": "Alice", "context": "", "seq": 4})
     assert text == "# Session QA (session s1)\n\nQuestion: Who?\n\nAnswer: Alice\n"
     assert qa.item_name("s1", {"seq": 4}) == "session-s1-4.md"
-    assert triplets.triplet_text("Alice Moreau", "ceo_of", "Harbor Dynamics") == "Alice Moreau ceo of Harbor Dynamics"
+    assert fact_text("Alice Moreau", "ceo_of", "Harbor Dynamics") == "Alice Moreau ceo of Harbor Dynamics"
 
 
 def test_every_process_refuses_improve_settings_naming_an_unknown_or_fatal_stage():

@@ -2,7 +2,8 @@ import uuid
 
 import pytest
 
-from engram.pipelines.recall.graph import conflicts_for, render_fact, same_fact, score_rows, triplet_score
+from engram.pipelines.facts import row_fact_text
+from engram.pipelines.recall.graph import conflicts_for, same_fact, score_rows, triplet_score
 
 A, ACME, B, Y1962, Y1958 = (uuid.uuid4() for _ in range(5))
 
@@ -35,7 +36,7 @@ def test_score_rows_orders_best_first_and_deterministically():
 
 
 def test_render_fact_spells_the_relationship_in_words():
-    assert render_fact(_row()) == "Alice Moreau ceo of Acme Robotics"
+    assert row_fact_text(_row()) == "Alice Moreau ceo of Acme Robotics"
 
 
 def test_same_fact_accepts_other_wordings_that_keep_the_order():

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from engram.pipelines.facts import fact_text
+
 NODE_SET = "global_context"
 TOP_ENTITIES = 12
 FACTS_PER_ENTITY = 5
@@ -23,7 +25,7 @@ def render(dataset_name: str, entities: Sequence[Mapping], facts: Sequence[Mappi
     lines.append("")
     by_source: dict[str, list[str]] = {}
     for f in facts:
-        by_source.setdefault(f["source"], []).append(f"{f['source']} {f['relationship'].replace('_', ' ')} {f['target']}.")
+        by_source.setdefault(f["source"], []).append(fact_text(f["source"], f["relationship"], f["target"]) + ".")
     for e in entities:
         head = f"{e['name']}" + (f" ({e['type']})" if e.get("type") else "")
         description = (e.get("description") or "").strip()
