@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import redis
 
@@ -146,19 +146,14 @@ class Claims:
         return out
 
 
-@dataclass
-class Renewal:
-    lost: threading.Event = field(default_factory=threading.Event)
-
-
 @contextmanager
-def keep_alive(claims: Claims, claim: Claim, on_renew: Callable[[], None] | None = None) -> Iterator[Renewal]:
-    """Renew the lease every third of it while the body works; flag a lost lease.
+def keep_alive(claims: Claims, claim: Claim, on_renew: Callable[[], None] | None = None) -> Iterator[None]:
+    """Renew the lease every third of it while the body works; stop renewing once it is lost
+    (the fence then refuses the holder's writes).
 
     on_renew records the renewal elsewhere (the claim row), so sweeps can tell a live
     holder from a dead one.
     """
-    state = Renewal()
     stop = threading.Event()
     every = max(0.2, claim.lease_ms / 3000)
 
@@ -166,7 +161,7 @@ def keep_alive(claims: Claims, claim: Claim, on_renew: Callable[[], None] | None
         while not stop.wait(every):
             try:
                 if not claims.renew(claim):
-                    state.lost.set()
+                    log.warning("claim lost: %s", claim.keys)
                     return
                 if on_renew is not None:
                     on_renew()
@@ -176,7 +171,7 @@ def keep_alive(claims: Claims, claim: Claim, on_renew: Callable[[], None] | None
     thread = threading.Thread(target=loop, name="claim-renewal", daemon=True)
     thread.start()
     try:
-        yield state
+        yield
     finally:
         stop.set()
         thread.join(timeout=5)

@@ -166,11 +166,6 @@ def set_torch_threads(n: int) -> None:
     _threads = n
 
 
-def loaded_embedder() -> Embedder | None:
-    """The process's embedder if one was built (e.g. preloaded before fork), else None."""
-    return _embedder
-
-
 def after_fork() -> None:
     """In a pool process: a model preloaded by the parent runs on this process's share of cores."""
     if isinstance(_embedder, LocalEmbedder) and _embedder._model is not None:

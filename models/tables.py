@@ -287,14 +287,6 @@ session_entries = Table(
     _created(),
 )
 
-VECTOR_COLUMNS = {
-    "chunks": "embedding",
-    "summaries": "embedding",
-    "entities": "embedding",
-    "entity_types": "embedding",
-    "edges": "embedding",
-}
-
 # ------------------------------------------------------------------ improve (migration 0003)
 
 # Feedback already folded into chunk/edge feedback weights by the feedback_weights stage.

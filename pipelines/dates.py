@@ -183,10 +183,6 @@ class Stated:
     ended: bool = False  # the words say it is over: was, former, until, from ... to
     asserted: When | None = None
 
-    @property
-    def empty(self) -> bool:
-        return self.valid_from is None and self.valid_to is None and not self.ended
-
     def merged(self, fallback: Stated) -> Stated:
         """Fields missing here taken from `fallback` (the LLM's fields first, then the text)."""
         return Stated(self.valid_from or fallback.valid_from, self.valid_to or fallback.valid_to,

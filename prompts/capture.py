@@ -32,11 +32,6 @@ _CLASSIFY = f"""You classify knowledge objects for an agent's memory.
   session: goal, worked, failed, nextSteps; research: question, findings, sources)."""
 
 
-class ClassifiedEntity(BaseModel):
-    name: str
-    type: str = "concept"
-
-
 class CaptureClassification(BaseModel):
     type: str = "idea"
     summary: str = ""

@@ -1,15 +1,9 @@
-"""Extraction prompts: each function returns litellm messages; RESPONSE_MODELS says what the
-answer must validate as. The chunk text is placed verbatim in the user message because replay
+"""Extraction prompts: each function returns litellm messages; its docstring names the model
+(models/graph.py) the answer must validate as. The chunk text is placed verbatim in the user message because replay
 cassettes match on substrings of the prompt.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-
-from pydantic import BaseModel
-
-from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
 
 Messages = list[dict[str, str]]
 
@@ -85,9 +79,3 @@ def summarize(text: str) -> Messages:
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": _user(text)}]
 
-
-RESPONSE_MODELS: dict[Callable[[str], Messages], type[BaseModel]] = {
-    extract_chunk: ChunkExtraction,
-    extract_graph: KnowledgeGraph,
-    summarize: SummarizedContent,
-}

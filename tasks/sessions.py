@@ -17,7 +17,6 @@ from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
 from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
 from engram.pipelines import ids
-from engram.pipelines.errors import BadInput
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
 from engram.settings import get_settings

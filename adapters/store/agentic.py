@@ -79,9 +79,6 @@ class AgenticRepository:
                                                           skill_runs.c.dataset_id == dataset_id).values(score=score))
         return done.rowcount == 1
 
-    def run_dataset(self, run_id: uuid.UUID) -> uuid.UUID | None:
-        return self.conn.execute(select(skill_runs.c.dataset_id).where(skill_runs.c.id == run_id)).scalar()
-
     def runs(self, dataset_id: uuid.UUID, skill: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         query = (select(skill_runs, skills.c.name.label("skill")).join(skills, skills.c.id == skill_runs.c.skill_id)
                  .where(skill_runs.c.dataset_id == dataset_id)

@@ -279,9 +279,6 @@ class GraphRepository:
         for start in range(0, len(rows), 5000):  # bound the statement size for long documents
             self.conn.execute(insert(chunk_terms), rows[start:start + 5000])
 
-    def items_of_dataset(self, dataset: uuid.UUID) -> list[uuid.UUID]:
-        return list(self.conn.execute(select(data_items.c.id).where(data_items.c.dataset_id == dataset)).scalars())
-
     def counts(self, dataset: uuid.UUID | None = None) -> dict[str, int]:
         out = {}
         for name, table in (("data_items", data_items), ("documents", documents), ("chunks", chunks),

@@ -246,12 +246,6 @@ class ImproveRepository:
             ).with_for_update(skip_locked=True)
         ).mappings()]
 
-    def claims_of(self, dataset_id: uuid.UUID, limit: int = 1000) -> list[dict]:
-        return [dict(r) for r in self.conn.execute(
-            select(improve_claims).where(improve_claims.c.dataset_id == dataset_id)
-            .order_by(improve_claims.c.claimed_at).limit(limit)
-        ).mappings()]
-
     # ------------------------------------------------------------ runs and stage results
     # Improve runs are rows of pipeline_runs (pipeline 'improve'), their stages rows of
     # stage_runs: one bookkeeping for every flow. A stage's counts are its output.

@@ -148,11 +148,6 @@ class LearningRepository:
         rows = self.conn.execute(text("SELECT id, name FROM users WHERE id = ANY(:ids)"), {"ids": list(user_ids)})
         return {r[0]: r[1] for r in rows}
 
-    def preferences_of(self, dataset_id: uuid.UUID, user_id: uuid.UUID) -> list[str]:
-        c = user_preferences.c
-        return list(self.conn.execute(select(c.statement).where(c.dataset_id == dataset_id, c.user_id == user_id)
-                                      .order_by(c.created_at, c.id)).scalars().all())
-
     # ------------------------------------------------------------ global context
 
     def overview(self, dataset_id: uuid.UUID, top: int) -> tuple[list[dict], list[dict]]:

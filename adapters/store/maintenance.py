@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.models.tables import chunks, edge_intervals, edges, entities
+from engram.models.tables import edge_intervals, edges, entities
 from engram.pipelines import ids
 from engram.pipelines.facts import CONTRADICTS
 TAGS = ("superseded", "superseded_by", "supersession_reason", "valid_from", "valid_to")
@@ -70,13 +70,6 @@ class MaintenanceRepository:
         if limit is not None:
             query = query.limit(limit)
         return [dict(r) for r in self.conn.execute(query).mappings()]
-
-    def chunk_texts(self, chunk_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, str]:
-        wanted = list({c for c in chunk_ids})
-        if not wanted:
-            return {}
-        rows = self.conn.execute(select(chunks.c.id, chunks.c.text).where(chunks.c.id.in_(wanted)))
-        return {r.id: r.text for r in rows}
 
     # ------------------------------------------------------------ supersession
 

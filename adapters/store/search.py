@@ -405,13 +405,6 @@ class SearchRepository(CaptureReads):
         ).mappings()
         return [dict(r) for r in rows]
 
-    def chunk_distances(self, chunk_ids: Sequence[uuid.UUID], vector: Sequence[float]) -> dict[uuid.UUID, float]:
-        rows = self.conn.execute(
-            text("SELECT id, embedding <=> CAST(:v AS vector) AS d FROM chunks WHERE id = ANY(:ids)"),
-            {"ids": list(chunk_ids), "v": _vector(vector)},
-        ).all()
-        return {r[0]: float(r[1]) for r in rows if r[1] is not None}
-
     def contradictions(self, datasets: Sequence[uuid.UUID], entity_ids: Sequence[uuid.UUID]) -> list[dict]:
         """`contradicts` edges touching any of the entities, with their properties."""
         if not entity_ids:

@@ -40,7 +40,7 @@ class UnitOfWork:
 
 
 class Store:
-    """The one gateway to Postgres."""
+    """Units of work over the process's pooled engine (adapters/store/engine.py)."""
 
     def __init__(self, engine: Engine | None = None):
         self._engine = engine

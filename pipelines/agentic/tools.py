@@ -60,11 +60,6 @@ class HandlerRegistry:
     def register(self, key: str, handler: Handler) -> None:
         self._handlers[key] = handler
 
-    def allow(self, paths: Iterable[str], importer: Callable[[str], Handler]) -> None:
-        """Settings name handlers as "module:function"; they become keys of their own."""
-        for path in paths:
-            self._handlers[path] = importer(path)
-
     def resolve(self, key: str) -> Handler | None:
         return self._handlers.get(key)
 

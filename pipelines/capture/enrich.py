@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 
-TIERS = ("reflex", "recall", "archive")
 STALE_PER_SUPERSEDED_DEPENDENCY = 0.5
 
 

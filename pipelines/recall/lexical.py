@@ -15,8 +15,6 @@ from functools import lru_cache
 
 import Stemmer
 
-K1 = 1.5  # term-frequency saturation (ENGRAM_BM25_K1)
-B = 0.75  # document-length normalisation (ENGRAM_BM25_B)
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 # The classic English stop list (Lucene / bm25s): only words that carry no topic.
 STOPWORDS = frozenset(

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 _TOKEN = re.compile(r"\b\w+\b")
 DEFAULT_LIMIT = 15
-
-
-class SessionEntryLike(Protocol):
-    question: str
-    answer: str
-    context: str | None
-    created_at: Any  # datetime or ISO string; only compared with its peers
 
 
 E = TypeVar("E")
