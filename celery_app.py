@@ -106,6 +106,13 @@ def check_config(s) -> None:
         check_improve(s.improve_disabled, s.improve_opt_in)
     except UnknownStage as exc:
         raise ValueError(f"ENGRAM_IMPROVE_DISABLED_STAGES / ENGRAM_IMPROVE_OPT_IN_STAGES: {exc}") from None
+    if s.embedding_model.startswith("local:"):
+        from engram.adapters.embed import EmbedderError, local_model
+
+        try:
+            local_model(s.embedding_model.removeprefix("local:"))
+        except EmbedderError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _connections(s) -> dict:

