@@ -26,6 +26,10 @@ from engram.pipelines.recall.lexical import postings
 
 Vectors = dict[uuid.UUID, list[float]]
 
+# On an edge upsert: the stored edge keeps its text, as it has a description or the new one has none.
+_DESCRIBED_FIRST = ("(COALESCE(edges.properties->>'description', '') <> ''"
+                    " OR COALESCE(excluded.properties->>'description', '') = '')")
+
 
 def _by_id(row: Any) -> Any:
     """Rows upserted in one order by every loader: two loads of shared entities never deadlock."""
@@ -203,7 +207,9 @@ class GraphRepository:
                     for e in sorted(draft.edges, key=_by_id)
                 ]
             )
-            # An existing identity is updated, never duplicated: provenance grows, text refreshes.
+            # An existing identity is updated, never duplicated: provenance grows. Its description
+            # merges as within a document (pipelines/cognify/extract): the first non-empty one
+            # wins, and the text (and its vector) follow it.
             self.conn.execute(
                 stmt.on_conflict_do_update(
                     constraint="uq_edges_identity",
@@ -211,9 +217,10 @@ class GraphRepository:
                         "provenance": text(
                             "ARRAY(SELECT DISTINCT unnest(edges.provenance || excluded.provenance))"
                         ),
-                        "edge_text": stmt.excluded.edge_text,
-                        "embedding": stmt.excluded.embedding,
-                        "properties": edges.c.properties.op("||")(stmt.excluded.properties),
+                        "edge_text": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN edges.edge_text ELSE excluded.edge_text END"),
+                        "embedding": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN COALESCE(edges.embedding, excluded.embedding)"
+                                          " ELSE excluded.embedding END"),
+                        "properties": stmt.excluded.properties.op("||")(edges.c.properties),
                         "updated_at": func.now(),
                     },
                 )
