@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engram.models.payloads import Provenance, RecallItem
-from engram.models.search import SearchType
 from engram.pipelines.recall import graph
 from engram.pipelines.recall.context import RecallContext
-from engram.pipelines.recall.registry import REGISTRY
 from engram.prompts.recall import answer_prompt, followup_prompt, split_reasoning
 
 NO_LLM_NOTE = ("no LLM configured (offline default): the items are the retrieved context, not a generated "
@@ -81,21 +79,22 @@ def _key(item: RecallItem) -> tuple:
     return (item.kind, tuple(item.provenance.edge_ids) or tuple(item.provenance.chunk_ids), item.text)
 
 
-def complete(ctx: RecallContext, search_type: SearchType, items: list[RecallItem], gateway,
+def complete(ctx: RecallContext, recipe, items: list[RecallItem], gateway,
              llm_errors: tuple[type[BaseException], ...] = ()) -> Completion:
+    """recipe: the search type's (pipelines/recall/registry.Recipe): its style and whether it
+    looks up a follow-up first."""
     if not gateway.generates:
         return Completion(None, items, NO_LLM_NOTE)
     try:
-        if search_type is SearchType.GRAPH_COMPLETION_COT:
-            return _chain_of_thought(ctx, items, gateway)
-        style = REGISTRY[search_type].style or ""
-        text = gateway.complete(answer_prompt(ctx.question, render_context(items), style))
+        if recipe.followup:
+            return _chain_of_thought(ctx, items, gateway, recipe.style or "")
+        text = gateway.complete(answer_prompt(ctx.question, render_context(items), recipe.style or ""))
         return Completion(answer_item(text, items), items)
     except llm_errors as exc:
         return Completion(None, items, f"the LLM call failed ({exc}); the items are the retrieved context")
 
 
-def _chain_of_thought(ctx: RecallContext, items: list[RecallItem], gateway) -> Completion:
+def _chain_of_thought(ctx: RecallContext, items: list[RecallItem], gateway, style: str) -> Completion:
     """Ask for the missing piece, look it up in the graph, then reason to an answer."""
     reply = gateway.complete(followup_prompt(ctx.question, render_context(items))).strip()
     followup = reply.splitlines()[0].strip() if reply else ""
@@ -104,7 +103,7 @@ def _chain_of_thought(ctx: RecallContext, items: list[RecallItem], gateway) -> C
         seen = {_key(i) for i in items}
         merged += [i for i in graph.graph_completion(ctx.with_question(followup)) if _key(i) not in seen]
     text = gateway.complete(answer_prompt(
-        ctx.question, render_context(merged), REGISTRY[SearchType.GRAPH_COMPLETION_COT].style or "",
+        ctx.question, render_context(merged), style,
         note=f"A follow-up lookup asked: {followup}" if followup else None))
     answer, reasoning = split_reasoning(text)
     note = f"follow-up lookup: {followup}" if followup else None

@@ -103,7 +103,7 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     context = remembered + captures.attach(items, ports.search)
     generated, answer = False, None
     if REGISTRY[search_type].completes and context:
-        done = complete(ctx, search_type, context, ports.gateway, ports.llm_errors)
+        done = complete(ctx, REGISTRY[search_type], context, ports.gateway, ports.llm_errors)
         context, answer = done.items, done.answer
         generated = answer is not None
         if done.note:

@@ -1,9 +1,10 @@
 """The search-type registry: one recipe per search type (Graphiti-recipe style).
 
 A recipe says everything recall does differently per type: the lane that retrieves, the fusion
-weights of the ranked lists it fuses, whether it ends in a generated answer, the prompt
-instructions describing its context, and the router rules that vote for it (SPEC §5). Adding a
-search type means adding one recipe here.
+weights of the ranked lists it fuses, whether it ends in a generated answer (and whether a
+follow-up lookup comes first), the prompt instructions describing its context, and the router
+rules that vote for it (SPEC §5). Adding a search type means adding one recipe here; no other
+module names a search type (the router's default and FEELING_LUCKY aside).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ Lane = Callable[[RecallContext], list[RecallItem]]
 class Recipe:
     lane: Lane
     completes: bool = False  # an LLM answer follows the retrieved context
+    followup: bool = False  # before answering, ask for the missing piece and look it up (chain of thought)
     style: str | None = None  # what the context is, told to the answering model (prompts/recall.py)
     # Weighted RRF over ranked lists (lanes.LISTS names); empty for single-list lanes.
     weights: Mapping[str, float] = field(default_factory=dict)
@@ -62,7 +64,7 @@ REGISTRY: dict[SearchType, Recipe] = {
         rules=(rule("summary", 5.0,
                     r"\b(?:summary|summaries|summari[sz](?:e|es|ed|ing)|overview|tl;?dr|gist|recap)\b"),)),
     SearchType.GRAPH_COMPLETION_COT: Recipe(
-        graph.graph_completion, completes=True,
+        graph.graph_completion, completes=True, followup=True,
         style="The context is facts from a knowledge graph and passages. Think step by step: write your "
               "reasoning in a few short lines, then the final answer on its own line starting with 'Answer:'.",
         rules=(rule("why", 4.0, r"\b(?:why|explain\w*)\b"), rule("because", 2.0, r"\b(?:because|therefore)\b"))),

@@ -107,3 +107,17 @@ def test_every_deterministic_id_comes_from_pipelines_ids():
             if isinstance(node, ast.Attribute) and node.attr in ("uuid3", "uuid5"):
                 rules.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert rules == []
+
+
+def test_a_search_type_is_defined_by_its_registry_entry_alone():
+    """One recipe per search type (pipelines/recall/registry.py): no other table or branch names one."""
+    allowed = {"pipelines/recall/registry.py",
+               "pipelines/recall/router.py",  # DEFAULT_TYPE
+               "pipelines/recall/engine.py"}  # FEELING_LUCKY: "let the router pick"
+    named = set()
+    for path in _modules("pipelines", "tasks", "prompts", "adapters"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id == "SearchType" and node.attr.isupper()):
+                named.add(str(path.relative_to(ROOT)))
+    assert named <= allowed, sorted(named - allowed)
