@@ -121,3 +121,17 @@ def test_a_search_type_is_defined_by_its_registry_entry_alone():
                     and node.value.id == "SearchType" and node.attr.isupper()):
                 named.add(str(path.relative_to(ROOT)))
     assert named <= allowed, sorted(named - allowed)
+
+
+def test_the_domain_imports_no_task_adapter_or_celery():
+    """pipelines/, models/, prompts/ are pure: tasks/ call them, adapters/ serve them through ports."""
+    offenders = {}
+    for path in _modules("pipelines", "models", "prompts"):
+        tree = ast.parse(path.read_text(), str(path))
+        found = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        found |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        bad = sorted(m for m in found if m.split(".")[0] in ("celery", "kombu")
+                     or m.startswith(("engram.adapters", "engram.tasks", "engram.cli", "engram.celery_app")))
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = bad
+    assert offenders == {}
