@@ -36,6 +36,7 @@ def run_checks() -> list[Check]:
     checks.append(_redis_check(urls.redis_url, "embedded" if urls.embedded_redis else "external"))
     checks.append(_embedder_check(settings))
     checks.append(_llm_check(settings))
+    checks.append(_config_check(settings))
     return checks
 
 
@@ -103,6 +104,16 @@ def _embedder_check(settings) -> Check:
         return Check("embedder", False, f"{embedder.name} gives {len(vector)}-d vectors",
                      f"ENGRAM_EMBEDDING_DIMENSION={len(vector)}")
     return Check("embedder", True, f"{embedder.name}, {len(vector)}-d")
+
+
+def _config_check(settings) -> Check:
+    try:
+        from engram.celery_app import check_config  # the check every process runs when it builds the app
+
+        check_config(settings)
+    except Exception as exc:
+        return Check("config", False, _first_line(exc), "name only known improve stages and a shipped local model")
+    return Check("config", True, "improve stages and embedding model known")
 
 
 def _llm_check(settings) -> Check:

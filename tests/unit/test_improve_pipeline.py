@@ -139,3 +139,12 @@ def test_every_process_refuses_improve_settings_naming_an_unknown_or_fatal_stage
         check_config(Settings(improve_opt_in_stages="no_such_stage"))
     with pytest.raises(ValueError, match="cannot be disabled"):
         check_config(Settings(improve_disabled_stages=" persist_session_qa "))
+
+
+def test_doctor_names_a_misnamed_stage_with_its_fix():
+    from engram.cli.doctor import _config_check
+    from engram.settings import Settings
+
+    bad = _config_check(Settings(improve_opt_in_stages="no_such_stage"))
+    assert not bad.ok and "unknown improve stage 'no_such_stage'" in bad.detail and bad.fix
+    assert _config_check(Settings()).ok
