@@ -88,11 +88,11 @@ def probe_postgres(url: str, timeout: int = 5) -> PostgresProbe:
     engine = create_engine(url, poolclass=pool.NullPool, connect_args={"connect_timeout": timeout})
     try:
         with engine.connect() as conn:
-            return PostgresProbe(
-                str(conn.execute(text("SHOW server_version")).scalar()),
-                conn.execute(text("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")).scalar(),
-                conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar(),
-            )
+            version = conn.execute(text("SHOW server_version")).scalar()
+            available = conn.execute(
+                text("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")).scalar()
+            installed = conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+            return PostgresProbe(str(version), available, installed)
     finally:
         engine.dispose()
 

@@ -217,9 +217,10 @@ class GraphRepository:
                         "provenance": text(
                             "ARRAY(SELECT DISTINCT unnest(edges.provenance || excluded.provenance))"
                         ),
-                        "edge_text": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN edges.edge_text ELSE excluded.edge_text END"),
-                        "embedding": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN COALESCE(edges.embedding, excluded.embedding)"
-                                          " ELSE excluded.embedding END"),
+                        "edge_text": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN edges.edge_text"
+                                          " ELSE excluded.edge_text END"),
+                        "embedding": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN COALESCE(edges.embedding,"
+                                          " excluded.embedding) ELSE excluded.embedding END"),
                         "properties": stmt.excluded.properties.op("||")(edges.c.properties),
                         "updated_at": func.now(),
                     },

@@ -137,8 +137,9 @@ def _t(value: datetime | None) -> datetime | None:
 
 
 def _stale(row: dict) -> dict:
-    fact = dated_fact_text(row["source_name"], row["relationship"], row["target_name"],
-                           row["valid_from"] or row["starts_at"], row["valid_from_precision"] if row["valid_from"] else None)
+    starts = row["valid_from"] or row["starts_at"]
+    fact = dated_fact_text(row["source_name"], row["relationship"], row["target_name"], starts,
+                           row["valid_from_precision"] if row["valid_from"] else None)
     by = None
     if row["successor_edge_id"] is not None:
         by = dated_fact_text(row["successor_source"], row["successor_relationship"], row["successor_target"],

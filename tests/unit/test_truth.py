@@ -32,7 +32,8 @@ def test_learnings_are_normalised_deduplicated_sorted_and_unit_length():
     assert [x.text for x in found] == sorted(["deploys need ops sign-off", "tests run on ci"],
                                              key=lambda s: str(t.learning_id(s)))
     assert all(math.isclose(sum(v * v for v in x.vector), 1.0) for x in found)
-    assert found[0].id == t.learning_id(found[0].text) == uuid.uuid5(ids.ENGRAM_NAMESPACE, "TruthLearning:" + found[0].text)
+    assert found[0].id == t.learning_id(found[0].text)
+    assert found[0].id == uuid.uuid5(ids.ENGRAM_NAMESPACE, "TruthLearning:" + found[0].text)
 
 
 def test_signature_is_sha256_of_sorted_ids():

@@ -99,7 +99,8 @@ def _add_lesson(uow, ctx, p: d.Publication, vector):
 
 def _decision_row(ctx, session_id: str, x: d.Decision) -> dict:
     w = x.written
-    return {"id": ids.lesson_decision_id(ctx.run_id, session_id, x.proposal.working_statement), "dataset_id": ctx.dataset_id, "session_id": session_id,
+    return {"id": ids.lesson_decision_id(ctx.run_id, session_id, x.proposal.working_statement),
+            "dataset_id": ctx.dataset_id, "session_id": session_id,
             "improve_run_id": ctx.run_id, "working_statement": x.proposal.working_statement,
             "member_entry_ids": list(x.proposal.member_entry_ids), "accepted": x.accepted, "reason": x.reason,
             "statement": d.squash(w.statement) if w else "", "why_learned": d.squash(w.why_learned) if w else "",
