@@ -20,6 +20,7 @@ from engram.pipelines.capture.normalize import normalize
 from engram.pipelines.capture.reason import reason
 from engram.pipelines.capture.vocabulary import predicate_of
 from engram.pipelines.errors import BadInput
+from engram.pipelines.facts import fact_text
 from engram.pipelines.flow import OPTIONAL, Flow, Stage
 
 
@@ -127,8 +128,8 @@ def compute_reason(inputs: dict, ctx) -> dict:
         rows.append({
             "id": ids.edge_id(dataset, inf.source, inf.target, inf.relationship), "source_id": inf.source,
             "target_id": inf.target, "relationship": inf.relationship, "provenance": provenance[key],
-            "edge_text": f"{titles.get(inf.source, inf.source)} {inf.relationship.replace('_', ' ')} "
-                         f"{titles.get(inf.target, inf.target)}",
+            "edge_text": fact_text(titles.get(inf.source, inf.source), inf.relationship,
+                                   titles.get(inf.target, inf.target)),
             "properties": {"predicate": predicate_of(inf.relationship), "origin": "reasoner", "provenance": {
                 "rule": inf.rule,
                 "premises": [str(ids.edge_id(dataset, s, t, r)) for s, t, r in inf.premises]}},
@@ -174,7 +175,3 @@ def to_reprocess(stage_rows: list[dict]) -> list[str]:
     rows = [s for s in stage_rows if s["stage"] != ADMIT.name]
     failed = [i for i, s in enumerate(rows) if s["status"] == "failed"]
     return [s["stage"] for s in rows[failed[0] if failed else 0:]]
-
-
-def object_uuid(value) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))

@@ -15,12 +15,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram.pipelines.dates import utc
-from engram.pipelines.facts import CONTRADICTS, NOT_FACTS, fact_text, is_fact
+from engram.pipelines.facts import CONTRADICTS, fact_text, is_fact
 from engram.pipelines.ids import normalise_relationship
 from engram.pipelines.maintenance.supersession import EdgeFact, as_edge_fact
 from engram.prompts.contradiction import ContradictionList
 
-STRUCTURAL = NOT_FACTS  # the graph pass's name for them, until it imports pipelines/facts itself
 DEFAULT_MAX_FACTS = 500
 DEFAULT_MIN_CONFIDENCE = 0.5
 

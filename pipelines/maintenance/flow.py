@@ -13,9 +13,9 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
+from engram.pipelines.facts import CONTRADICTS, NOT_FACTS, fact_text
 from engram.pipelines.flow import OPTIONAL, Flow, Stage, StageSkipped
 from engram.pipelines.maintenance.contradictions import (
-    STRUCTURAL,
     ContradictionEdge,
     facts_text,
     judge,
@@ -49,7 +49,7 @@ def _touched(uow, ctx) -> list[uuid.UUID] | None:
 
 def load_contradictions(uow, ctx) -> dict:
     touched = _touched(uow, ctx)
-    rows = uow.maintenance.neighbourhood(ctx.run["dataset_id"], touched, exclude=STRUCTURAL, newest_first=True,
+    rows = uow.maintenance.neighbourhood(ctx.run["dataset_id"], touched, exclude=NOT_FACTS, newest_first=True,
                                          limit=ctx.settings.contradiction_max_facts * 2)
     return {"dataset": ctx.run["dataset_id"], "touched": touched, "rows": rows}
 
@@ -91,7 +91,7 @@ def contradiction_record(found: ContradictionEdge, provenance: dict[Any, list]) 
         "source_id": source,
         "target_id": target,
         "properties": props,
-        "edge_text": f"{props['first_fact']} contradicts {props['second_fact']}",
+        "edge_text": fact_text(props["first_fact"], CONTRADICTS, props["second_fact"]),
         # The conflict lives as long as either fact's sources do (forget drops edges without any).
         "provenance": list(provenance.get(first_edge, [])) + list(provenance.get(second_edge, [])),
     }

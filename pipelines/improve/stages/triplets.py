@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
-def triplet_text(source: str, relationship: str, target: str) -> str:
-    return f"{source} {relationship.replace('_', ' ')} {target}"
+from engram.pipelines.facts import fact_text
 
 
 # ------------------------------------------------------------------ the stage
@@ -21,7 +19,7 @@ def load(uow, ctx) -> list[dict]:
 
 
 def compute(edges: list[dict], ctx) -> dict:
-    texts = [triplet_text(e["source"], e["relationship"], e["target"]) for e in edges]
+    texts = [fact_text(e["source"], e["relationship"], e["target"]) for e in edges]
     return {"texts": texts, "vectors": ctx.ports.embedder().embed(texts) if texts else []}
 
 
