@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engram.models.graph import ChunkExtraction, Edge, KnowledgeGraph, Node, SummarizedContent
+from engram.models.graph import RELATIONSHIP_MAX_LENGTH, ChunkExtraction, Edge, KnowledgeGraph, Node, SummarizedContent
 from engram.pipelines.dates import aspect_words, stated_interval
 from engram.pipelines.ids import normalise_name, normalise_relationship
 
@@ -358,9 +358,11 @@ def _relationship(between: str, previous: str) -> str:
         # "Alice founded Acme in 1999": the date edge reads "founded_in", not a bare "in".
         verb = [w for w in previous.split("_") if w and w not in _PREPOSITIONS]
         if verb and len(verb) + len(words) <= MAX_RELATION_WORDS:
-            return normalise_relationship(" ".join(verb + words))
-        return "related_to"
-    return normalise_relationship(" ".join(words))
+            words = verb + words
+        else:
+            return "related_to"
+    name = normalise_relationship(" ".join(words))
+    return name if len(name) <= RELATIONSHIP_MAX_LENGTH else "related_to"  # a URL is no relationship
 
 
 def _truncate(text: str, limit: int) -> str:

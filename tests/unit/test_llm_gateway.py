@@ -97,3 +97,26 @@ def test_offline_default_extracts_deterministically_and_refuses_completions():
     with pytest.raises(LLMUnavailable, match="ENGRAM_LLM_MODEL"):
         gateway.complete(MESSAGES)
     assert isinstance(gateway.structured(MESSAGES, KnowledgeGraph, subject=text), KnowledgeGraph)
+
+
+def test_a_relationship_longer_than_its_column_is_invalid_output_and_re_asked(tmp_path):
+    # edges.relationship holds 200 characters: such an answer is re-asked and never reaches the load.
+    edge = {"source_node_id": "a", "target_node_id": "b"}
+    nodes = [{"id": "a", "name": "Alice"}, {"id": "b", "name": "Acme"}]
+    path = _cassette(tmp_path, [
+        {"contains": "That answer was invalid", "response_model": "*",
+         "response": {"nodes": nodes, "edges": [{**edge, "relationship_name": "ceo_of"}]}},
+        {"contains": "", "response_model": "*",
+         "response": {"nodes": nodes, "edges": [{**edge, "relationship_name": "x" * 201}]}},
+    ])
+    answer = LLMGateway(ReplayProvider(path), max_reasks=1).structured(MESSAGES, KnowledgeGraph)
+    assert answer.edges[0].relationship_name == "ceo_of"
+    with pytest.raises(LLMInvalidOutput, match="KnowledgeGraph: invalid output"):
+        LLMGateway(ReplayProvider(path), max_reasks=0).structured(MESSAGES, KnowledgeGraph)
+
+
+def test_the_offline_extractor_never_names_a_relationship_longer_than_its_column():
+    from engram.adapters.llm.offline import offline_graph
+
+    for text in ("Alice Moreau " + "x" * 250 + " Harbor Dynamics.", "Alice Moreau founded " + "x" * 250 + " Acme."):
+        assert all(len(e.relationship_name) <= 200 for e in offline_graph(text).edges)
