@@ -248,6 +248,22 @@ def stored_keys(keys, settings) -> int:
 # ------------------------------------------------------------------ main
 
 
+def measure_floor(cold, warm, run_tag, settings) -> tuple[dict, float]:
+    """The floor: a fresh torch in this process, every core."""
+    load_started = time.perf_counter()
+    from engram.adapters.embed import get_embedder, set_torch_threads, torch_threads
+
+    set_torch_threads(torch_threads(1))
+    embedder = get_embedder(settings)
+    embedder.embed(["load the model"])
+    load_s = time.perf_counter() - load_started
+    seen: set[bytes] = set()
+    floors = {phase: run_floor(docs, f"bench-floor-{phase}-{run_tag}", settings, embedder, seen)
+              for phase, docs in (("cold", cold), ("warm", warm)) if docs}
+    floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + load_s, 3)
+    return floors, load_s
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=50, help="documents in each of the cold and warm sets")
@@ -263,6 +279,8 @@ def main() -> None:
                         help="the generator's whole multi-chunk profiles (default: each cut to one chunk)")
     parser.add_argument("--keep-reuse", action="store_true",
                         help="keep earlier runs' stored vectors (default: empty the reuse table first)")
+    parser.add_argument("--skip-floor", action="store_true",
+                        help="no floor (e.g. with --scale, whose figure is docs/s at each count)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
 
@@ -339,18 +357,10 @@ def main() -> None:
             stop_worker(proc)
         mem = memory.stop()
 
-    # The floor: a fresh torch in this process, every core.
-    load_started = time.perf_counter()
-    from engram.adapters.embed import get_embedder, set_torch_threads, torch_threads
-
-    set_torch_threads(torch_threads(1))
-    embedder = get_embedder(settings)
-    embedder.embed(["load the model"])
-    load_s = time.perf_counter() - load_started
-    seen: set[bytes] = set()
-    floors = {phase: run_floor(docs, f"bench-floor-{phase}-{run_tag}", settings, embedder, seen)
-              for phase, docs in (("cold", cold), ("warm", warm)) if docs}
-    floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + load_s, 3)
+    floors: dict = {}
+    load_s = 0.0
+    if not args.skip_floor:
+        floors, load_s = measure_floor(cold, warm, run_tag, settings)
     cassette.unlink(missing_ok=True)
 
     slots = args.llm_threads * args.llm_concurrency if args.llm_threads else args.workers * args.llm_concurrency
@@ -359,10 +369,10 @@ def main() -> None:
               "torch_threads_floor": torch_threads(1), "worker_ready_s": round(ready, 3), "model_load_s": round(load_s, 3),
               "pipeline": phases, "floor": floors, "memory": mem, "load_average": os.getloadavg()}
     ratios = {"cold_incl_start_over_floor_incl_load": phases["cold"]["wall_incl_start_s"] / floors["cold"]["wall_incl_load_s"],
-              "cold_over_floor": phases["cold"]["wall_s"] / floors["cold"]["wall_s"]}
-    if "warm" in phases:
+              "cold_over_floor": phases["cold"]["wall_s"] / floors["cold"]["wall_s"]} if floors else {}
+    if "warm" in phases and floors:
         ratios["warm_over_floor"] = phases["warm"]["wall_s"] / floors["warm"]["wall_s"]
-    if args.llm_latency:
+    if args.llm_latency and floors:
         for phase in phases:
             ideal = max(phases[phase]["llm_calls"] * args.llm_latency / slots, floors[phase]["wall_s"])
             ratios[f"{phase}_over_max_llm_floor"] = phases[phase]["wall_s"] / ideal
@@ -374,16 +384,18 @@ def main() -> None:
     print(f"documents per set: {len(cold)}  chunks: {chunks}  workers: {args.workers}  llm latency: {args.llm_latency}s "
           f"(C={slots})  worker ready after {ready:.2f}s  floor model load {load_s:.2f}s")
     for phase, p in phases.items():
-        f = floors[phase]
+        f = floors.get(phase)
         print(f"{phase:5} pipeline {p['wall_s']:7.2f}s {p['docs_per_s']:6.2f} docs/s  texts embedded {p['texts_embedded']}"
               f" / unique new {p['unique_texts_new']} (of {p['texts']} texts; {p['vectors_stored']} vectors stored; "
               f"{p['llm_calls']} LLM calls)")
-        print(f"      floor    {f['wall_s']:7.2f}s {f['docs_per_s']:6.2f} docs/s  embed {f['embed_s']:.2f}s of "
-              f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s")
+        if f:
+            print(f"      floor    {f['wall_s']:7.2f}s {f['docs_per_s']:6.2f} docs/s  embed {f['embed_s']:.2f}s of "
+                  f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s")
         for mark, c in p.get("checkpoints", {}).items():
             print(f"      {mark:>5} documents done after {c['s']:.2f}s: {c['docs_per_s']:.2f} docs/s")
-    print(f"cold incl. worker start {phases['cold']['wall_incl_start_s']:.2f}s vs floor incl. model load "
-          f"{floors['cold']['wall_incl_load_s']:.2f}s")
+    if floors:
+        print(f"cold incl. worker start {phases['cold']['wall_incl_start_s']:.2f}s vs floor incl. model load "
+              f"{floors['cold']['wall_incl_load_s']:.2f}s")
     print("ratios: " + "  ".join(f"{k} {v:.2f}" for k, v in report["ratios"].items()))
     print(f"worker tree peak: PSS {mem['peak_pss_sum_gb']:.2f} GB, RSS summed {mem['peak_rss_sum_gb']:.2f} GB "
           f"({mem['processes']} processes)")
