@@ -357,6 +357,8 @@ def main() -> None:
             stop_worker(proc)
         mem = memory.stop()
 
+    from engram.adapters.embed import torch_threads
+
     floors: dict = {}
     load_s = 0.0
     if not args.skip_floor:
