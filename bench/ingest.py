@@ -362,7 +362,10 @@ def main() -> None:
     from engram.pipelines.cognify.chunk import chunk_text
 
     def corpus(n: int, seed: int, label: str) -> list[tuple[str, str]]:
-        docs = generate(n, seed=seed)
+        docs, more = [], seed
+        while len(docs) < n:  # the generator makes at most 300 per seed
+            docs += generate(min(300, n - len(docs)), seed=more)
+            more += 101
         if not args.full_docs:  # one chunk each, with room left for the run tag
             docs = [(name, chunk_text(t, settings.max_chunk_tokens - 24)[0].text) for name, t in docs]
         return [(name, f"{t}\n\nBenchmark run {run_tag}{label}.") for name, t in docs]
