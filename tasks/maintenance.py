@@ -18,8 +18,9 @@ def sweep_runs(self) -> dict:
 
     Every flow whose runs live in pipeline_runs is swept (cognify, whole-dataset graph passes,
     capture); improve runs end with their claim (engram.improve.sweep_claims).
-    Running runs go stale after the heartbeat timeout; pending ones only after the broker's
-    visibility timeout, since a long queue is not a dead worker.
+    A run with a stage running goes stale after the heartbeat timeout; a pending one, or one
+    between stages, only after the broker's visibility timeout, since a long queue is not a
+    dead worker.
     """
     from engram.tasks.engine import start_runs
 
@@ -30,8 +31,13 @@ def sweep_runs(self) -> dict:
             flow = FLOWS.get(run["pipeline"])
             if flow is None or flow.runs != "pipeline":
                 continue
-            if run["status"] == "pending" and not uow.runs.stale_since(run, settings.visibility_timeout):
-                continue  # still queued behind other work, most likely
+            if not uow.runs.stale_since(run, settings.visibility_timeout) and (
+                    run["status"] == "pending"
+                    or not any(s["status"] == "running" for s in uow.runs.stages(run["id"]))):
+                # Pending, or between stages (no stage running: its next message is queued behind
+                # a backlog): a long queue is not a dead worker. A worker that dies mid-stage
+                # leaves that stage `running`.
+                continue
             if run["attempts"] + 1 >= settings.run_max_attempts:
                 uow.runs.finish_run(run["id"], "failed", error="abandoned: no worker finished it after "
                                     f"{run['attempts'] + 1} attempts (retry with engram.cognify)")
