@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -11,8 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_wheel_ships_the_demo_corpus_and_its_qa_set(tmp_path):
+    # Built from a copy: a build writes build/ into its source tree, which the checkout must not get.
+    source = tmp_path / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".venv", ".git", "build", "dist", "*.egg-info", ".hypothesis", "results", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+                    "-w", str(tmp_path), str(source)], check=True, capture_output=True)
     [wheel] = tmp_path.glob("engram-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     demo = {p.name for p in (ROOT / "bench" / "corpus" / "demo").iterdir()}

@@ -19,7 +19,8 @@ GOOD = ["Ilvermorne Quarry is located in Tessel.", "Person7 Halvorsen works at L
         "Lantern Labs founded Project Ardent in 1961."]
 
 # One poison each: (what it is, strategy of a bad item or of a payload change, what the error says).
-TEXT = st.text(max_size=30)
+# Filler around a poison carries no poison of its own (no NUL, no lone surrogate).
+TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=30)
 POISON_ITEMS = {
     "NUL in text": (st.builds(lambda a, b: {"text": f"{a}x\x00{b}"}, TEXT, TEXT), "NUL"),
     "NUL in name": (st.builds(lambda a: {"text": "fine text", "name": f"{a}\x00.txt"}, TEXT), "NUL"),

@@ -14,7 +14,7 @@ import engram
 from engram.pipelines.flows import FLOWS
 
 ROOT = Path(engram.__file__).parent
-SKIP_DIRS = {"tests", ".venv", "migrations", "engram.egg-info", "docker"}
+SKIP_DIRS = {"tests", ".venv", "migrations", "engram.egg-info", "docker", "build", "dist"}
 
 DECLARE = {"Stage", "_improve"}  # pipelines/improve/flow.py declares its stages through _improve
 
