@@ -15,3 +15,18 @@ def test_a_long_text_does_not_share_a_batch_with_many_short_ones():
     # 256 tokens a row: at most 16 rows fit the budget, so the 60 short texts go elsewhere.
     assert len(long_batch) <= 16
     assert len(batches) >= 2
+
+
+def test_short_texts_of_slightly_different_lengths_share_one_forward():
+    # Padding 40 names of 9 tokens to 10 costs less than a second forward pass.
+    lengths = [9, 10] * 20
+    batches = length_batches(["t"] * 40, max_batch=64, lengths=lengths)
+    assert len(batches) == 1
+
+
+def test_batches_minimise_padded_tokens_plus_forward_cost():
+    # 20 texts of 10 tokens and 20 of 100: one batch would pad all 40 to 100 tokens (4,000
+    # token rows); two batches cost 200 + 2,000 plus two forwards.
+    lengths = [10] * 20 + [100] * 20
+    batches = length_batches(["t"] * 40, max_batch=64, lengths=lengths)
+    assert sorted(sorted(b) for b in batches) == [list(range(20)), list(range(20, 40))]
