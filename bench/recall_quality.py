@@ -3,8 +3,11 @@ baselines computed in the same run.
 
     python bench/recall_quality.py                 # 350 passages, 100 questions, k = 10
     python bench/recall_quality.py --seed 3 --no-titles
+    python bench/recall_quality.py --corpus natural    # 214 hand-written passages, 31 questions
 
-The corpus (bench/corpus/multihop.py) is loaded through the real load path in this process
+The corpus (bench/corpus/multihop.py, or with --corpus natural bench/corpus/natural.py: real
+entities in hand-written Wikipedia-style prose, HotpotQA-style bridge and comparison questions
+with lexically similar distractors) is loaded through the real load path in this process
 (offline extractor, build_graph, the embedder, the store gateway's one-transaction load; no
 Celery), one passage per data item named by its title (--no-titles: unnamed). Each question
 runs through `recall_query` per lane and through the default route (no search type).
@@ -147,11 +150,15 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-titles", action="store_true", help="items without names (no title entity)")
     parser.add_argument("--lanes", default=",".join(LANES), help="comma-separated lanes to run")
     parser.add_argument("--reload", action="store_true", help="load the corpus again (e.g. after extractor changes)")
-    parser.add_argument("--dataset", default=None, help="dataset name (default bench-multihop-<seed>)")
+    parser.add_argument("--corpus", choices=["multihop", "natural"], default="multihop",
+                        help="generated multi-hop set (default) or the hand-written natural-text set")
+    parser.add_argument("--dataset", default=None, help="dataset name (default bench-<corpus>-<seed>)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench-quality").expanduser()))
-    from multihop import generate
+    from importlib import import_module
+
+    generate = import_module(args.corpus).generate
 
     from engram.adapters.embed import get_embedder
     from engram.adapters.llm.gateway import gateway_from_settings
@@ -163,14 +170,15 @@ def main(argv: list[str] | None = None) -> dict:
     prepare_services()
     settings = get_settings()
     passages, questions = generate(args.seed)
-    dataset = args.dataset or f"bench-multihop-{args.seed}{'-untitled' if args.no_titles else ''}"
+    dataset = args.dataset or f"bench-{args.corpus}-{args.seed}{'-untitled' if args.no_titles else ''}"
     if args.reload:
         dataset += f"-{int(time.time())}"
     load_s = load(passages, dataset, not args.no_titles, settings)
     embedder, gateway = get_embedder(settings), gateway_from_settings(settings)
     kinds = [q["kind"] for q in questions]
     base = baselines(passages, questions, embedder)
-    results: dict = {"passages": len(passages), "questions": len(questions), "k": args.k,
+    results: dict = {"corpus": args.corpus, "passages": len(passages), "questions": len(questions),
+                     "k": args.k,
                      "load_seconds": None if load_s is None else round(load_s, 1),
                      "date": time.strftime("%Y-%m-%d %H:%M UTC"),
                      "lanes": {}}
