@@ -23,8 +23,8 @@ _DIGITS = re.compile(r"\b\d[\d,.]*\b")
 _OPENING = "\"'([{<\u201c\u2018*_` "
 # A capitalised word: "AT&T", "O'Neil", "U.S", "co-op"; never swallows a possessive "'s".
 _CAP_WORD = r"[A-Z\u00c0-\u00d6\u00d8-\u00de][\w&\-]*(?:[.'\u2019](?!s\b)[A-Za-z][\w&\-]*)*"
-# These keep their full stop inside a name ("Dr. Jane Goodall", "Acme Inc.").
-_DOTTED = r"(?:(?:(?<=\bInc)|(?<=\bCorp)|(?<=\bLtd)|(?<=\bCo)|(?<=\bDr)|(?<=\bMr)|(?<=\bMrs)" \
+# These keep their full stop inside a name ("Dr. Jane Goodall", "Acme Inc.", "Philip K. Dick").
+_DOTTED = r"(?:(?:(?<=\b[A-Z])|(?<=\bInc)|(?<=\bCorp)|(?<=\bLtd)|(?<=\bCo)|(?<=\bDr)|(?<=\bMr)|(?<=\bMrs)" \
     r"|(?<=\bMs)|(?<=\bProf)|(?<=\bSt)|(?<=\bJr)|(?<=\bSr))\.)"
 # Capitalised words joined by single spaces, allowing up to two connectors inside
 # ("Bank of England", "University of the Arts"); punctuation ends a run.
@@ -227,8 +227,9 @@ def _sentences(text: str) -> list[str]:
     out, pos = [], 0
     for match in _SENTENCE_END.finditer(text):
         words = text[pos : match.start()].split()
-        if words and words[-1].lstrip("(\"'").lower() in _SENTENCE_ABBREVIATIONS:
-            continue
+        last = words[-1].lstrip("(\"'") if words else ""
+        if last.lower() in _SENTENCE_ABBREVIATIONS or (len(last) == 1 and last.isupper()):
+            continue  # "Dr. Jane", "Philip K. Dick": an abbreviation or an initial ends no sentence
         out.append(text[pos : match.end()].strip())
         pos = match.end()
     out.append(text[pos:].strip())

@@ -99,8 +99,12 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
         lists["summaries"] = [s["chunk_id"] for s in summary_rows(ctx, n)]
     bridges: dict[uuid.UUID, multihop.Bridge] = {}
     if weights.get("graph"):
-        first_hop = rank_weighted({name: ids for name, ids in lists.items()}, weights, k)
-        seeds = [(cid, score) for cid, score in first_hop[:SEEDS]]
+        # The walk starts from the dense list's best passages: BM25 favours look-alikes of the
+        # question ("Jaws 2", "Jaws 3-D" for "the director of Jaws"), the dense list the passage
+        # about what the question names (natural set: bridge R@5 .64 -> .73 with dense seeds).
+        first_hop = lists["dense"] if "dense" in lists else [
+            cid for cid, _ in rank_weighted({name: ids for name, ids in lists.items()}, weights, k)]
+        seeds = [(cid, 0.0) for cid in first_hop[:SEEDS]]
         for bridge in multihop.expand(ctx, seeds, n):
             bridges[bridge.chunk_id] = bridge
         lists["graph"] = list(bridges)

@@ -47,14 +47,28 @@ class Bridge:
     edge_ids: list[uuid.UUID] = field(default_factory=list)
 
 
+# A company's legal form is not part of how texts name it: "Apple" ~ "Apple Inc.".
+_LEGAL_FORMS = ("inc", "inc.", "corp", "corp.", "corporation", "ltd", "ltd.", "plc", "llc", "gmbh")
+
+
 def aliases(name: str) -> set[str]:
-    """The normalised name and its leading / trailing runs of at least two words."""
+    """The normalised name, its leading / trailing runs of at least two words, and the name
+    with or without a company's legal form."""
     words = name.split("_")
     out = {name}
     for n in range(2, len(words)):
         out.add("_".join(words[:n]))
         out.add("_".join(words[-n:]))
+    if len(words) > 1 and words[-1] in _LEGAL_FORMS:
+        out.add("_".join(words[:-1]))
+    elif len(words) <= 2:
+        out.update(f"{name}_{form}" for form in _LEGAL_FORMS)
     return out
+
+
+def _capitalised(word: str) -> bool:
+    """A name's word: "Jaws", "1982", or camel case ("iPhone", "eBay")."""
+    return word[:1].isupper() or word[:1].isdigit() or (word[:1].islower() and any(c.isupper() for c in word[1:]))
 
 
 def same_entity(a: str, b: str) -> bool:
@@ -75,8 +89,8 @@ def question_names(question: str) -> tuple[list[str], list[str]]:
             last = span[-1]
             if span[0].lower() in _SMALL or last.lower() in _SMALL:
                 continue
-            capital = first[:1].isupper() and (last[:1].isupper() or last[:1].isdigit()) \
-                and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in _JOINERS for w in span)
+            capital = _capitalised(first) and not first[:1].isdigit() and _capitalised(last) \
+                and all(_capitalised(w) or w.lower() in _JOINERS for w in span)
             if not capital and not (lowered and len(span) >= 2):
                 continue
             if i == 0 and len(span) == 1 and not lowered and first.lower() in _SMALL:

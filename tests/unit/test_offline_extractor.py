@@ -98,3 +98,10 @@ def test_empty_text_gives_an_empty_graph() -> None:
     result = offline_chunk_extraction("   ")
     assert result.graph.nodes == [] and result.graph.edges == []
     assert result.summary.summary == ""
+
+
+def test_initials_stay_inside_a_name_and_end_no_sentence():
+    graph = offline_chunk_extraction("Blade Runner is based on a novel by Philip K. Dick. "
+                                     "Harry Potter is a series by J. K. Rowling.").graph
+    names = {n.name for n in graph.nodes}
+    assert {"Philip K. Dick", "J. K. Rowling"} <= names

@@ -124,3 +124,14 @@ def test_chunk_years_follow_the_one_date_rule():
 
     assert years_named("Built in 1962, it failed in March 2011 and again on 3 May 2011; 1200 employees.") == [1962, 2011]
     assert years_named("no dates here") == []
+
+
+def test_a_company_is_the_same_entity_with_or_without_its_legal_form():
+    assert multihop.same_entity("apple", "apple_inc.")
+    assert multihop.same_entity("harbor_dynamics_ltd", "harbor_dynamics")
+    assert not multihop.same_entity("apple", "apple_records")
+
+
+def test_a_camel_case_name_in_the_question_is_a_name():
+    exact, _ = multihop.question_names("Which company designs the iPhone?")
+    assert "iphone" in exact
