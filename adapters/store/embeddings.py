@@ -77,14 +77,22 @@ class EmbeddingRepository:
         # A host that vanishes mid-batch holds its locks until Postgres drops the idle session.
         self.conn.execute(text(f"SET LOCAL idle_in_transaction_session_timeout = {int(timeout_seconds * 1000)}"))
         rows = self.conn.execute(
-            text("SELECT text_hash, text, requested_at <= clock_timestamp() - make_interval(secs => :w)"
-                 f" FROM embedding_requests WHERE {_key()}"
-                 " ORDER BY requested_at LIMIT :n FOR UPDATE SKIP LOCKED"),
+            text("SELECT r.text_hash, r.text, r.requested_at <= clock_timestamp() - make_interval(secs => :w),"
+                 f" EXISTS (SELECT 1 FROM embedding_vectors v WHERE {_key('v.')} AND v.text_hash = r.text_hash)"
+                 f" FROM embedding_requests r WHERE {_key('r.')}"
+                 " ORDER BY r.requested_at LIMIT :n FOR UPDATE OF r SKIP LOCKED"),
             {"m": model, "d": dimension, "n": limit, "w": window_seconds},
         ).all()
-        if not rows or (len(rows) < limit and not any(ripe for _, _, ripe in rows)):
+        # A request made while a batch held the same text's request (its INSERT waited on that
+        # row, then found it gone) arrives after the vector was stored: drop it, embed nothing.
+        done = [bytes(h) for h, _, _, stored in rows if stored]
+        if done:
+            self.conn.execute(text(f"DELETE FROM embedding_requests WHERE {_key()} AND text_hash = ANY(:h)")
+                              .bindparams(_HASHES), {"m": model, "d": dimension, "h": done})
+        rows = [r for r in rows if not r[3]]
+        if not rows or (len(rows) < limit and not any(ripe for _, _, ripe, _ in rows)):
             return []
-        return [(bytes(h), t) for h, t, _ in rows]
+        return [(bytes(h), t) for h, t, _, _ in rows]
 
     def store(self, model: str, dimension: int, vectors: dict[bytes, list[float]]) -> int:
         """Keep claimed texts' vectors (only those some item still references) and drop the requests."""

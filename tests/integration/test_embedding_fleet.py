@@ -53,6 +53,25 @@ def test_the_reuse_table_never_returns_a_vector_of_another_model_or_dimension(st
         _stored(uow, MODEL, 5, {sentence: [1.0, 2.0]}, _item(uow, sentence))
 
 
+def test_a_request_for_a_text_already_stored_is_dropped_not_embedded_again(store):
+    """A request can land just after the batch that stored its vector committed: its statement's
+    snapshot saw neither the vector nor (any more) the batch's request row. Seen in a bench run
+    (3,013 texts embedded for 3,011 unique). The next claim drops such a request."""
+    sentence = f"Harbor Dynamics builds ferries {uuid.uuid4().hex}."
+    key = text_key(normalise(sentence))
+    with store.unit_of_work() as uow:
+        _stored(uow, MODEL, 3, {sentence: [1.0, 0.0, 0.0]}, _item(uow, sentence))
+    with store.unit_of_work() as uow:  # the state that race leaves behind
+        uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text)"
+                              " VALUES (:m, 3, :h, :t)"), {"m": MODEL, "h": key, "t": normalise(sentence)})
+    with store.unit_of_work() as uow:
+        assert uow.embeddings.claim(MODEL, 3, limit=5, window_seconds=0, timeout_seconds=60) == []
+    with store.unit_of_work() as uow:
+        assert uow.conn.execute(text("SELECT count(*) FROM embedding_requests WHERE text_hash = :h"),
+                                {"h": key}).scalar_one() == 0
+        assert uow.embeddings.lookup(MODEL, 3, [key]) == {key: [1.0, 0.0, 0.0]}
+
+
 def test_forget_drops_a_reuse_row_when_no_remaining_item_uses_it(store):
     shared, own = f"shared text {uuid.uuid4().hex}", f"own text {uuid.uuid4().hex}"
     with store.unit_of_work() as uow:
