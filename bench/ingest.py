@@ -133,6 +133,7 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     embedded_before, stored_before = _embedded_counter(), _stored_vectors()
     started = time.perf_counter()
     handle = client.remember(dataset=dataset, items=[{"text": t, "name": n} for n, t in docs])
+    accepted = time.perf_counter() - started
     run_ids = [r.run_id for r in handle.runs]
     reached: dict[int, float] = {}
     while True:
@@ -159,7 +160,7 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     if row[0]:
         raise SystemExit(f"{row[0]} runs failed, e.g. {row[1]}")
     time.sleep(0.5)  # a batch task counts its texts just after storing them
-    out = {"wall_s": round(wall, 3), "docs_per_s": round(len(docs) / wall, 3), "llm_calls": int(row[2] or 0),
+    out = {"wall_s": round(wall, 3), "accept_s": round(accepted, 3), "docs_per_s": round(len(docs) / wall, 3), "llm_calls": int(row[2] or 0),
            "texts": int(row[4] or 0), "texts_embedded": _embedded_counter() - embedded_before,
            "vectors_stored": _stored_vectors() - stored_before,
            "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0)}
@@ -404,8 +405,13 @@ def main() -> None:
     memory.start()
     phases = {}
     try:
-        for proc in procs:
-            wait_for_worker(app, proc, timeout=600)
+        # Ready = every Celery worker answers (each `engram worker` runs a pipeline and an api
+        # worker; the llm one its threads): a first ping answered by one of them is not ready.
+        from engram.cli.worker import plan
+
+        expected = (len(plan(settings, queues=",".join(others), concurrency=args.workers)) + 1 if args.llm_threads
+                    else len(plan(settings, concurrency=args.workers)))
+        wait_for_worker(app, procs[0], timeout=600, workers=expected)
         ready = time.perf_counter() - launched
         sets = [("cold", cold)] + ([("warm", warm)] if warm else [])
         from engram.pipelines.cognify.embedding import normalise, text_key  # noqa: F401
@@ -454,7 +460,7 @@ def main() -> None:
         f = floors.get(phase)
         print(f"{phase:5} pipeline {p['wall_s']:7.2f}s {p['docs_per_s']:6.2f} docs/s  texts embedded {p['texts_embedded']}"
               f" / unique new {p['unique_texts_new']} (of {p['texts']} texts; {p['vectors_stored']} vectors stored; "
-              f"{p['llm_calls']} LLM calls)")
+              f"{p['llm_calls']} LLM calls; accepted after {p['accept_s']:.2f}s)")
         if f:
             print(f"      floor    {f['wall_s']:7.2f}s {f['docs_per_s']:6.2f} docs/s  embed {f['embed_s']:.2f}s of "
                   f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s")

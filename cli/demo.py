@@ -32,14 +32,16 @@ def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dic
     )
 
 
-def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 600.0) -> None:
+def wait_for_worker(app, proc: subprocess.Popen, timeout: float = 600.0, workers: int = 1) -> None:
+    """Until `workers` Celery workers answer a ping (one `engram worker` runs a pipeline and an
+    api worker: the first to answer is not yet all of it)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"worker exited with code {proc.returncode}")
-        if app.control.ping(timeout=0.5):
+        if len(app.control.ping(timeout=0.5) or []) >= workers:
             return
-    raise TimeoutError("worker did not answer a ping in time")
+    raise TimeoutError(f"fewer than {workers} workers answered a ping in time")
 
 
 def stop_worker(proc: subprocess.Popen, timeout: float = 30.0) -> None:
