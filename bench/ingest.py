@@ -160,7 +160,8 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     if row[0]:
         raise SystemExit(f"{row[0]} runs failed, e.g. {row[1]}")
     time.sleep(0.5)  # a batch task counts its texts just after storing them
-    out = {"wall_s": round(wall, 3), "accept_s": round(accepted, 3), "docs_per_s": round(len(docs) / wall, 3), "llm_calls": int(row[2] or 0),
+    out = {"wall_s": round(wall, 3), "accept_s": round(accepted, 3), "docs_per_s": round(len(docs) / wall, 3),
+           "llm_calls": int(row[2] or 0),
            "texts": int(row[4] or 0), "texts_embedded": _embedded_counter() - embedded_before,
            "vectors_stored": _stored_vectors() - stored_before,
            "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0)}
@@ -411,7 +412,8 @@ def main() -> None:
 
         expected = (len(plan(settings, queues=",".join(others), concurrency=args.workers)) + 1 if args.llm_threads
                     else len(plan(settings, concurrency=args.workers)))
-        wait_for_worker(app, procs[0], timeout=600, workers=expected)
+        for proc in procs:  # each launched process still alive; together `expected` workers
+            wait_for_worker(app, proc, timeout=600, workers=expected)
         ready = time.perf_counter() - launched
         sets = [("cold", cold)] + ([("warm", warm)] if warm else [])
         from engram.pipelines.cognify.embedding import normalise, text_key  # noqa: F401

@@ -83,16 +83,16 @@ class EmbeddingRepository:
                  " ORDER BY r.requested_at LIMIT :n FOR UPDATE OF r SKIP LOCKED"),
             {"m": model, "d": dimension, "n": limit, "w": window_seconds},
         ).all()
-        # A request made while a batch held the same text's request (its INSERT waited on that
-        # row, then found it gone) arrives after the vector was stored: drop it, embed nothing.
+        # A request whose statement snapshot predates the commit of the batch that stored its
+        # vector (and deleted that batch's request row) lands after it: drop it, embed nothing.
         done = [bytes(h) for h, _, _, stored in rows if stored]
         if done:
             self.conn.execute(text(f"DELETE FROM embedding_requests WHERE {_key()} AND text_hash = ANY(:h)")
                               .bindparams(_HASHES), {"m": model, "d": dimension, "h": done})
-        rows = [r for r in rows if not r[3]]
-        if not rows or (len(rows) < limit and not any(ripe for _, _, ripe, _ in rows)):
+        pending = [(bytes(h), t, ripe) for h, t, ripe, stored in rows if not stored]
+        if not pending or (len(pending) < limit and not any(ripe for _, _, ripe in pending)):
             return []
-        return [(bytes(h), t) for h, t, _, _ in rows]
+        return [(h, t) for h, t, _ in pending]
 
     def store(self, model: str, dimension: int, vectors: dict[bytes, list[float]]) -> int:
         """Keep claimed texts' vectors (only those some item still references) and drop the requests."""

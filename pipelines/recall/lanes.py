@@ -104,8 +104,7 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
         # about what the question names (natural set: bridge R@5 .64 -> .73 with dense seeds).
         first_hop = lists["dense"] if "dense" in lists else [
             cid for cid, _ in rank_weighted({name: ids for name, ids in lists.items()}, weights, k)]
-        seeds = [(cid, 0.0) for cid in first_hop[:SEEDS]]
-        for bridge in multihop.expand(ctx, seeds, n):
+        for bridge in multihop.expand(ctx, first_hop[:SEEDS], n):
             bridges[bridge.chunk_id] = bridge
         lists["graph"] = list(bridges)
     for name, ids in (extra or {}).items():

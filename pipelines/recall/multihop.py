@@ -53,7 +53,7 @@ _LEGAL_FORMS = ("inc", "inc.", "corp", "corp.", "corporation", "ltd", "ltd.", "p
 
 def aliases(name: str) -> set[str]:
     """The normalised name, its leading / trailing runs of at least two words, and the name
-    with or without a company's legal form."""
+    without a company's legal form ("apple_inc." -> "apple")."""
     words = name.split("_")
     out = {name}
     for n in range(2, len(words)):
@@ -61,7 +61,14 @@ def aliases(name: str) -> set[str]:
         out.add("_".join(words[-n:]))
     if len(words) > 1 and words[-1] in _LEGAL_FORMS:
         out.add("_".join(words[:-1]))
-    elif len(words) <= 2:
+    return out
+
+
+def _lookup_keys(name: str) -> set[str]:
+    """Entity names to look up for `name`: its aliases, and for a short name the same name with a
+    legal form ("apple" finds "apple_inc."; same_entity needs no such list: stripping suffices)."""
+    out = aliases(name)
+    if name.count("_") <= 1 and name.rsplit("_", 1)[-1] not in _LEGAL_FORMS:
         out.update(f"{name}_{form}" for form in _LEGAL_FORMS)
     return out
 
@@ -111,7 +118,7 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
     names = [n for n in names if n]
     keys = set()
     for name in names:
-        keys |= aliases(name)
+        keys |= _lookup_keys(name)
     grown = [n for n in list(names) + list(extra_patterns) if "_" in n]
     patterns = sorted({f"%\\_{n}" for n in grown} | {f"{n}\\_%" for n in grown})
     if not keys:
@@ -124,7 +131,7 @@ def _specificity(degree: int) -> float:
     return 1.0 / (1.0 + math.log(max(1, int(degree))))
 
 
-def expand(ctx: RecallContext, seeds: Sequence[tuple[uuid.UUID, float]], limit: int) -> list[Bridge]:
+def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[Bridge]:
     """Passages reached from the question's entities and the seed passages, best first.
 
     Step 1, passage mass: a seed weighs 1/(rank+1); a passage about (or naming) an entity the
@@ -132,7 +139,7 @@ def expand(ctx: RecallContext, seeds: Sequence[tuple[uuid.UUID, float]], limit: 
     carries their mass to the passages that mention it (MAIN when it is what they are about),
     never back to the passage it came from. A passage's score is its own mass plus what reaches it.
     """
-    mass: dict[uuid.UUID, float] = {cid: 1.0 / (rank + 1) for rank, (cid, _) in enumerate(seeds)}
+    mass: dict[uuid.UUID, float] = {cid: 1.0 / (rank + 1) for rank, cid in enumerate(seeds)}
     bridges: dict[uuid.UUID, Bridge] = {}
     exact, named = question_names(ctx.question)
     asked = {r["name"]: r["display_name"] for r in (ctx.search.entities_named(ctx.datasets, exact) if exact else [])

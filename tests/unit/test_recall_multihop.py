@@ -80,7 +80,7 @@ def test_expansion_reaches_the_passage_about_the_bridge_entity_first():
     search = FakeSearch()
     ctx = RecallContext("What position did the star of Kiss and Tell hold?", 5, Scope([uuid.uuid4()], {}), search,
                         None, EdgeWindow(include_history=False))
-    bridges = multihop.expand(ctx, [(search.seed, 0.05)], 10)
+    bridges = multihop.expand(ctx, [search.seed], 10)
     scores = {b.chunk_id: b.score for b in bridges}
     assert bridges[0].chunk_id == search.bridge  # what the seed's entity is about comes first
     assert scores[search.seed] == multihop.RESTART  # the seed keeps its restart mass, never reaches itself
