@@ -28,9 +28,12 @@ _DOTTED = r"(?:(?:(?<=\b[A-Z])|(?<=\bInc)|(?<=\bCorp)|(?<=\bLtd)|(?<=\bCo)|(?<=\
     r"|(?<=\bMs)|(?<=\bProf)|(?<=\bSt)|(?<=\bJr)|(?<=\bSr))\.)"
 # Capitalised words joined by single spaces, allowing up to two connectors inside
 # ("Bank of England", "University of the Arts"); punctuation ends a run.
+# A name's own number ends it: "Apollo 11", "Jaws 2", "Jaws 3-D", "Route 66" (never a year or a
+# longer figure: "Apollo 1969" is a name and a date).
+_NUMERAL = r"(?:\s\d{1,3}(?:-[A-Z])?(?![\d,.:/]\d|[\w\-]))?"
 _NAME_RUN = re.compile(
     rf"(?<![\w&]){_CAP_WORD}{_DOTTED}?"
-    rf"(?:\s(?:(?:of|de|du|da|di|van|von|der|del|la|le|the|y|&)\s){{0,2}}{_CAP_WORD}{_DOTTED}?)*"
+    rf"(?:\s(?:(?:of|de|du|da|di|van|von|der|del|la|le|the|y|&)\s){{0,2}}{_CAP_WORD}{_DOTTED}?)*{_NUMERAL}"
 )
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -40,6 +43,8 @@ _DATE = re.compile(
     rf"\b(?:{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}|\d{{1,2}}\s+{_MONTH}\s+\d{{4}}|"
     rf"{_MONTH}\s+\d{{4}}|\d{{4}}-\d{{2}}-\d{{2}}|1[5-9]\d{{2}}|20\d{{2}})\b"
 )
+_TRAILING_NUMERAL = re.compile(r"\s\d{1,3}(?:-[A-Z])?$")
+_MONTH_WORD = re.compile(_MONTH + r"\.?")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{2,80})[\"\u201d]")
 _INNER_CAP = re.compile(r"(?<=[a-z,;] )([A-Z][\w&\-]+)")
 MAX_TITLE_WORDS = 8
@@ -63,7 +68,7 @@ _SENTENCE_STOP = frozenset(
 _ROLES = frozenset(
     """ceo cto cfo coo cio chairman chairwoman chair president vice director founder cofounder
     co-founder head minister secretary chief manager professor senator governor mayor king
-    queen prince princess""".split()
+    queen prince princess commander admiral colonel lieutenant sergeant emperor empress sultan""".split()
 )
 _FIRST_NAMES = frozenset(
     """alice bob carol dave david eve frank grace heidi ivan judy mallory oscar peggy trent
@@ -202,6 +207,7 @@ def _node_for(
     if node is None and len(tokens) == 1 and mention.type != "date":
         # "Ruffin" after "Phillip Gene Ruffin": a surname (or first name) alone is the same person.
         node = next((n for n in ordered if n.type in ("person", "concept") and " " in n.name
+                     and not _TRAILING_NUMERAL.search(n.name)  # "Jaws" is not "Jaws 2"
                      and tokens[0] in (normalise_name(n.name).split("_")[0], normalise_name(n.name).split("_")[-1])),
                     None)
     if node is None:
@@ -269,6 +275,9 @@ def _mentions(sentence: str) -> list[_Mention]:
             taken.append(match.span())
     for match in _NAME_RUN.finditer(sentence):
         start, end = match.span()
+        numeral = _TRAILING_NUMERAL.search(match.group(0))
+        if numeral and _MONTH_WORD.fullmatch(match.group(0)[: numeral.start()].rsplit(" ", 1)[-1]):
+            end = start + numeral.start()  # "June 12" is a day, not a name
         if taken and any(a < end and start < b for a, b in taken):
             continue  # "March" of "March 3, 2021" is part of the date
         mention = _trim_run(sentence, start, end)

@@ -31,6 +31,12 @@ RESTART = 0.5  # share of a source's own mass kept in its score
 KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges  # entities in more passages than this are too common to bridge
 MAX_NGRAM = 6
 MAX_VIA = 4  # linking facts shown per passage
+# An entity named next to the question's relation word in a source passage ("directed by Steven
+# Spielberg" for "the director of Jaws", "commander Neil Armstrong" for "the commander of Apollo 11")
+# is the bridge the question asks for: its mass counts 1 + CUE times.
+CUE = 2.0
+CUE_BEFORE, CUE_AFTER = 5, 2  # words around the mention that may hold the relation word
+STEM = 5  # relation words match on their first letters: director ~ directed, composer ~ composed
 _WORD = re.compile(r"[\w&'\u2019.-]+")
 _DATE_LIKE = re.compile(r"^[\d_.,/-]+$|^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*_\d")
 _JOINERS = frozenset("of and the de du da di van von der del la le & for on at in y".split())
@@ -45,6 +51,7 @@ class Bridge:
     entities: list[str] = field(default_factory=list)  # display names that linked it
     facts: list[str] = field(default_factory=list)
     edge_ids: list[uuid.UUID] = field(default_factory=list)
+    seed: bool = False  # a first-hop passage (or one the question names), not reached through a link
 
 
 # A company's legal form is not part of how texts name it: "Apple" ~ "Apple Inc.".
@@ -61,7 +68,16 @@ def aliases(name: str) -> set[str]:
         out.add("_".join(words[-n:]))
     if len(words) > 1 and words[-1] in _LEGAL_FORMS:
         out.add("_".join(words[:-1]))
+    if (short := _first_last(words)) is not None:
+        out.add(short)  # "Neil Alden Armstrong" is "Neil Armstrong"
     return out
+
+
+def _first_last(words: list[str]) -> str | None:
+    """A full name's first and last word ("Philip K. Dick", "Philip Kindred Dick": "philip_dick")."""
+    if 3 <= len(words) <= 4 and not _JOINERS.intersection(words) and not words[-1][:1].isdigit():
+        return f"{words[0]}_{words[-1]}"
+    return None
 
 
 def _lookup_keys(name: str) -> set[str]:
@@ -78,8 +94,37 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() or word[:1].isdigit() or (word[:1].islower() and any(c.isupper() for c in word[1:]))
 
 
+class Matcher:
+    """same_entity against a fixed set of names, by index (the walk's inner loop): the names, in
+    their given order, that a linked entity is the same entity as; a name in `surnames` also
+    matches a full name ending in it."""
+
+    def __init__(self, names: Iterable[str], surnames: Iterable[str] = ()) -> None:
+        self.order = {n: i for i, n in enumerate(dict.fromkeys(names))}
+        self.by_alias: dict[str, set[str]] = {}
+        for name in self.order:
+            keys = aliases(name)
+            if (short := _first_last(name.split("_"))) is not None:
+                keys.add("\0" + short)
+            for key in keys:
+                self.by_alias.setdefault(key, set()).add(name)
+        self.surnames = {n for n in surnames if n in self.order}
+
+    def __call__(self, other: str) -> list[str]:
+        found = set(self.by_alias.get(other, ()))  # other is one of a name's aliases
+        found.update(a for a in aliases(other) if a in self.order)  # a name is one of other's
+        if (short := _first_last(other.split("_"))) is not None:
+            found.update(self.by_alias.get("\0" + short, ()))
+        if self.surnames and "_" in other:
+            found.update(n for n in self.surnames if other.endswith("_" + n))
+        return sorted(found, key=self.order.__getitem__)
+
+
 def same_entity(a: str, b: str) -> bool:
-    return a == b or a in aliases(b) or b in aliases(a)
+    if a == b or a in aliases(b) or b in aliases(a):
+        return True
+    short = _first_last(a.split("_"))
+    return short is not None and short == _first_last(b.split("_"))
 
 
 def question_names(question: str) -> tuple[list[str], list[str]]:
@@ -109,18 +154,48 @@ def question_names(question: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(exact)), list(dict.fromkeys(named))
 
 
+def relation_stems(question: str, names: Iterable[str]) -> set[str]:
+    """Stems of the question's content words outside the names it mentions ("director", "composer")."""
+    named = {w for key in names for w in key.split("_")}
+    return {w[:STEM] for w in (m.lower() for m in re.findall(r"[A-Za-z]+", question))
+            if len(w) >= STEM and w not in _SMALL and w not in named}
+
+
+def cued(text: str, name: str, stems: set[str]) -> bool:
+    """Whether a mention of `name` in `text` has a relation word within a few words of it."""
+    if not stems or not name:
+        return False
+    at = text.find(name)
+    while at >= 0:
+        before = text[:at].split()[-CUE_BEFORE:]
+        after = text[at + len(name):].split()[:CUE_AFTER]
+        if any(re.sub(r"[^a-z]", "", w.lower())[:STEM] in stems for w in before + after):
+            return True
+        at = text.find(name, at + len(name))
+    return False
+
+
 def _bridgeable(row: dict) -> bool:
     return (row.get("type") or "") != "date" and not _DATE_LIKE.match(row["name"]) and len(row["name"]) > 1
 
 
-def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[str] = ()) -> list[dict]:
-    """Passages mentioning entities with these names or their aliases (both directions)."""
+def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[str] = (),
+           surnames: Iterable[str] = ()) -> list[dict]:
+    """Passages mentioning entities with these names or their aliases (both directions), and
+    full names ending in one of `surnames`."""
     names = [n for n in names if n]
     keys = set()
     for name in names:
         keys |= _lookup_keys(name)
     grown = [n for n in list(names) + list(extra_patterns) if "_" in n]
-    patterns = sorted({f"%\\_{n}" for n in grown} | {f"{n}\\_%" for n in grown})
+    patterns = {f"%\\_{n}" for n in grown} | {f"{n}\\_%" for n in grown}
+    patterns |= {f"%\\_{n}" for n in surnames}
+    # "Neil Armstrong" finds "Neil Alden Armstrong" (same_entity: a full name is its first and last word).
+    for n in grown:
+        words = n.split("_")
+        if len(words) == 2 or _first_last(words) is not None:
+            patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
+    patterns = sorted(patterns)
     if not keys:
         return []
     return [r for r in ctx.search.entity_passages(ctx.datasets, sorted(keys), patterns, MAX_ENTITY_PASSAGES)
@@ -144,9 +219,13 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[B
     exact, named = question_names(ctx.question)
     asked = {r["name"]: r["display_name"] for r in (ctx.search.entities_named(ctx.datasets, exact) if exact else [])
              if _bridgeable(r)}
+    # "Jaws 2" asked for, "Jaws" is not: a name inside a longer name the question asks for is dropped.
+    asked = {n: shown for n, shown in asked.items()
+             if not any(other != n and f"_{other}_".find(f"_{n}_") >= 0 for other in asked)}
     if asked or named:
+        naming = Matcher(list(asked) + named)
         for link in _links(ctx, asked, named):
-            names = [n for n in list(asked) + named if same_entity(n, link["name"])]
+            names = naming(link["name"])
             if not names:
                 continue
             gain = QUESTION_WEIGHT * _specificity(link["degree"]) * (MAIN if link["main"] else MENTION)
@@ -162,14 +241,21 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[B
     weight: dict[str, dict[uuid.UUID, float]] = {}
     display: dict[str, str] = {}
     seed_entity: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
+    surnames: set[str] = set()
+    stems = relation_stems(ctx.question, exact)
+    texts = {cid: r["text"] for cid, r in ctx.search.chunks_by_ids(list(sources)).items()} if stems and sources else {}
     for row in ctx.search.chunk_entities(ctx.datasets, list(sources)) if sources else []:
         if not _bridgeable(row):
             continue
-        weight.setdefault(row["name"], {})[row["chunk_id"]] = sources[row["chunk_id"]]
+        cue = 1.0 + CUE if cued(texts.get(row["chunk_id"], ""), row["display_name"], stems) else 1.0
+        weight.setdefault(row["name"], {})[row["chunk_id"]] = sources[row["chunk_id"]] * cue
         display.setdefault(row["name"], row["display_name"])
         seed_entity[(row["chunk_id"], row["name"])] = row["id"]
-    for link in _links(ctx, weight):
-        for name in (n for n in weight if same_entity(n, link["name"])):
+        if cue > 1.0 and "_" not in row["name"] and row["name"][:1].isalpha():
+            surnames.add(row["name"])  # "an opera by Mozart": the cued surname finds the full name
+    matching = Matcher(weight, surnames)
+    for link in _links(ctx, weight, surnames=surnames):
+        for name in matching(link["name"]):
             carried = sum(w for origin, w in weight[name].items() if origin != link["chunk_id"])
             if carried <= 0:
                 continue
@@ -179,7 +265,9 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[B
             if display[name] not in bridge.entities:
                 bridge.entities.append(display[name])
     for cid, m in mass.items():  # restart mass: the walk starts from the seeds
-        bridges.setdefault(cid, Bridge(cid, 0.0)).score += RESTART * m
+        bridge = bridges.setdefault(cid, Bridge(cid, 0.0))
+        bridge.score += RESTART * m
+        bridge.seed = True
     best = max((b.score for b in bridges.values()), default=0.0)
     ranked = sorted((b for b in bridges.values() if b.score >= KEEP * best), key=lambda b: (-b.score, str(b.chunk_id)))
     ranked = ranked[:limit]
@@ -210,6 +298,15 @@ def _attach_facts(ctx: RecallContext, bridges: list[Bridge], weight: dict[str, d
                     if f["id"] not in bridge.edge_ids:
                         bridge.edge_ids.append(f["id"])
                         bridge.facts.append(row_fact_text(f))
+
+
+def strengths(bridges: Iterable[Bridge]) -> dict[uuid.UUID, float]:
+    """Each passage's score as a share of the best passage reached through a link (capped at 1):
+    how far a bridge stands above the rest, measured against bridges, not the seeds' own mass."""
+    bridges = list(bridges)
+    reached = [b.score for b in bridges if not b.seed] or [b.score for b in bridges]
+    best = max(reached, default=0.0)
+    return {b.chunk_id: min(1.0, b.score / best) if best > 0 else 1.0 for b in bridges}
 
 
 def provenance(bridge: Bridge) -> tuple[list[str], list[uuid.UUID]]:

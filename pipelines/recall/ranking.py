@@ -89,23 +89,31 @@ def rank_weighted(
     top_k: int,
     importance: Mapping[Id, float | None] | None = None,
     truth: Mapping[Id, float | None] | None = None,
+    scores: Mapping[str, Mapping[Id, float]] | None = None,
 ) -> list[tuple[Id, float]]:
     """Weighted RRF: score(id) = Σ over named lists of weight/(rrf_k + rank + 1), then the
-    importance and truth factors; lists without a weight count 0. Order and ties as rank_hybrid."""
+    importance and truth factors; lists without a weight count 0. Order and ties as rank_hybrid.
+
+    A list with `scores` (e.g. the graph walk's) also scales each term by score / its best score,
+    so a list whose head stands far above the rest says so (rank alone flattens it)."""
     importance = importance or {}
     truth = truth or {}
+    scores = scores or {}
     k = rrf_k(top_k)
     fused: dict[Id, float] = {}
     for name, ranked in lists.items():
         weight = float(weights.get(name, 0.0))
         if weight <= 0:
             continue
+        own = scores.get(name) or {}
+        best = max(own.values(), default=0.0)
         seen: set[Id] = set()
         for rank, item in enumerate(ranked):
             if item in seen:
                 continue
             seen.add(item)
-            fused[item] = fused.get(item, 0.0) + weight / (k + rank + 1)
+            share = max(0.0, own.get(item, 0.0)) / best if best > 0 else 1.0
+            fused[item] = fused.get(item, 0.0) + weight * share / (k + rank + 1)
     scored = [
         (item, base * importance_factor(importance.get(item)) * truth_factor(truth.get(item)))
         for item, base in fused.items()

@@ -42,7 +42,7 @@ class Recipe:
 # hop) counts double, so the best bridges stand beside passages both other lists agree on
 # (bench/recall_quality.py: bridge R@5 .09 at 1.5, 1.0 at 2.0). Summary vectors stay out: offline summaries repeat the chunk's opening,
 # so they would count the dense signal twice (give them weight when an LLM writes them).
-HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0, "graph": 2.0}
+HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0, "graph": 3.0}
 
 _YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
 # Relational wording that names one thing through another ("the director of", "the woman who").

@@ -61,6 +61,9 @@ class FakeSearch:
     def entities_named(self, datasets, names):
         return []
 
+    def chunks_by_ids(self, chunk_ids):
+        return {self.seed: {"id": self.seed, "text": "Kiss and Tell is a 1945 comedy starring Shirley Temple."}}
+
     def entity_passages(self, datasets, names, patterns, max_degree):
         assert "shirley_temple\\_%" in patterns
         return [{"chunk_id": self.bridge, "id": self.stb, "name": "shirley_temple_black",
@@ -135,3 +138,100 @@ def test_a_company_is_the_same_entity_with_or_without_its_legal_form():
 def test_a_camel_case_name_in_the_question_is_a_name():
     exact, _ = multihop.question_names("Which company designs the iPhone?")
     assert "iphone" in exact
+
+
+def test_offline_extractor_keeps_a_names_number_and_drops_military_ranks():
+    graph = offline_graph("Apollo 11 landed on the Moon. Commander Neil Armstrong flew it, and on June 12 he "
+                          "watched Jaws 2 and Jaws 3-D. Jaws was better.")
+    names = [n.name for n in graph.nodes]
+    assert {"Apollo 11", "Neil Armstrong", "Jaws 2", "Jaws 3-D", "Jaws"} <= set(names)
+    assert "June 12" not in names  # a day, not a name
+    assert "Apollo" not in names and "Commander Neil Armstrong" not in names
+
+
+def test_a_full_name_is_the_same_entity_as_its_first_and_last_word():
+    assert multihop.same_entity("neil_armstrong", "neil_alden_armstrong")
+    assert multihop.same_entity("philip_k._dick", "philip_kindred_dick")
+    assert not multihop.same_entity("university_of_california", "university_of_southern_california")
+    assert not multihop.same_entity("apollo_11", "apollo_12")
+
+
+def test_matcher_agrees_with_same_entity():
+    names = ["neil_armstrong", "jaws", "jaws_2", "moscow_state_university", "apple", "philip_k._dick", "mozart"]
+    others = ["neil_alden_armstrong", "jaws_2", "jaws", "lomonosov_moscow_state_university", "apple_inc.",
+              "philip_kindred_dick", "wolfgang_amadeus_mozart", "state", "apollo_11"]
+    match = multihop.Matcher(names, surnames=["mozart"])
+    for other in others:
+        want = [n for n in names if multihop.same_entity(n, other) or (n == "mozart" and other.endswith("_mozart"))]
+        assert match(other) == want, other
+    assert match("wolfgang_amadeus_mozart") == ["mozart"] and match("state") == []
+
+
+class FilmSearch:
+    """A film passage naming its director and the novelist it is based on; each has a passage about
+    them under a fuller name. The novelist is named in fewer passages (more specific)."""
+
+    def __init__(self, seed_text: str):
+        self.seed, self.director, self.novelist = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        self.seed_text = seed_text
+
+    def chunk_entities(self, datasets, chunk_ids):
+        return [{"chunk_id": self.seed, "id": uuid.uuid4(), "name": n, "display_name": d, "type": "person",
+                 "main": False} for n, d in (("steven_spielberg", "Steven Spielberg"),
+                                             ("peter_benchley", "Peter Benchley"))]
+
+    def entities_named(self, datasets, names):
+        return []
+
+    def chunks_by_ids(self, chunk_ids):
+        return {self.seed: {"id": self.seed, "text": self.seed_text}}
+
+    def entity_passages(self, datasets, names, patterns, max_degree):
+        assert "steven\\_%\\_spielberg" in patterns  # finds "Steven Allan Spielberg"
+        return [{"chunk_id": self.director, "id": uuid.uuid4(), "name": "steven_allan_spielberg",
+                 "display_name": "Steven Allan Spielberg", "type": "person", "main": True, "degree": 3},
+                {"chunk_id": self.novelist, "id": uuid.uuid4(), "name": "peter_bradford_benchley",
+                 "display_name": "Peter Bradford Benchley", "type": "person", "main": True, "degree": 1}]
+
+    def facts_in_chunks(self, datasets, chunk_ids, entity_ids, window):
+        return []
+
+
+def _walk(question: str, seed_text: str):
+    search = FilmSearch(seed_text)
+    ctx = RecallContext(question, 5, Scope([uuid.uuid4()], {}), search, None, EdgeWindow(include_history=False))
+    return search, [b.chunk_id for b in multihop.expand(ctx, [search.seed], 10) if not b.seed]
+
+
+def test_the_entity_next_to_the_questions_relation_word_is_the_bridge():
+    text = "Jaws is a 1975 thriller directed by Steven Spielberg and based on the novel by Peter Benchley."
+    search, reached = _walk("In what city was the director of Jaws born?", text)
+    assert reached == [search.director, search.novelist]
+    search, reached = _walk("In what city was the author of the novel behind Jaws born?", text)
+    assert reached == [search.novelist, search.director]  # "novel" sits next to Benchley
+
+
+def test_a_question_name_inside_a_longer_one_is_not_asked_for():
+    seen = {}
+
+    class Search(FilmSearch):
+        def entities_named(self, datasets, names):
+            return [{"name": n, "display_name": n, "type": "work"} for n in ("jaws", "jaws_2") if n in names]
+
+        def entity_passages(self, datasets, names, patterns, max_degree):
+            seen.setdefault("names", set(names))
+            return []
+
+    search = Search("Jaws 2 is a 1978 film.")
+    ctx = RecallContext("Which was released first, Jaws 2 or Alien?", 5, Scope([uuid.uuid4()], {}), search, None,
+                        EdgeWindow(include_history=False))
+    multihop.expand(ctx, [search.seed], 10)
+    assert "jaws_2" in seen["names"] and "jaws" not in seen["names"]
+
+
+def test_a_scored_list_keeps_the_distance_between_its_head_and_the_rest():
+    lists = {"dense": ["a", "b", "c"], "graph": ["c", "b", "a"]}
+    flat = rank_weighted(lists, {"dense": 1.0, "graph": 1.0}, 3)
+    assert {i for i, _ in flat[:2]} == {"a", "c"}  # rank alone: a and c tie
+    scored = rank_weighted(lists, {"dense": 1.0, "graph": 1.0}, 3, scores={"graph": {"c": 4.0, "b": 1.0, "a": 1.0}})
+    assert scored[0][0] == "c"
