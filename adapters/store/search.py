@@ -368,12 +368,21 @@ class SearchRepository(CaptureReads):
                         max_degree: int) -> list[dict]:
         """Chunks mentioning entities named exactly or LIKE a pattern, with each entity's degree
         (chunks mentioning it); entities in more than max_degree chunks are left out."""
+        # A pattern names its first word ("jaws\\_%", "neil\\_%\\_armstrong") or its last ("%\\_mozart"):
+        # each side is looked up by its word index first (migration 0013), then LIKE decides.
+        plain = [p.replace("\\_", "_") for p in patterns]
+        firsts = sorted({p.split("_", 1)[0] for p in plain if not p.startswith("%")})
+        lasts = sorted({p.rsplit("_", 1)[-1] for p in plain if p.startswith("%")})
         rows = self.conn.execute(
             text(
                 "WITH ents AS (SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
                 "  WHERE e.dataset_id = ANY(:ds) AND e.name = ANY(:n)"
                 "  UNION SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
-                "  WHERE e.dataset_id = ANY(:ds) AND e.name LIKE ANY(CAST(:p AS text[]))),"
+                "  WHERE e.dataset_id = ANY(:ds) AND split_part(e.name, '_', 1) = ANY(:firsts)"
+                "  AND e.name LIKE ANY(CAST(:p AS text[]))"
+                "  UNION SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
+                "  WHERE e.dataset_id = ANY(:ds) AND reverse(split_part(reverse(e.name), '_', 1)) = ANY(:lasts)"
+                "  AND e.name LIKE ANY(CAST(:p AS text[]))),"
                 " links AS (SELECT g.source_id AS chunk_id, ents.id, ents.name, ents.display_name, ents.type_id,"
                 "  COALESCE((g.properties->>'main')::boolean, false) AS main,"
                 "  count(*) OVER (PARTITION BY ents.id) AS degree"
@@ -385,7 +394,7 @@ class SearchRepository(CaptureReads):
                 " LEFT JOIN entity_types t ON t.id = l.type_id WHERE l.degree <= :m ORDER BY l.name, l.chunk_id"
             ),
             {"ds": list(datasets), "n": list(names), "p": list(patterns), "m": max_degree,
-             "node_sets": self.node_sets},
+             "firsts": firsts, "lasts": lasts, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 

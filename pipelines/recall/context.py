@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from engram.models.payloads import Provenance
 from engram.models.search import EdgeWindow
+
+# Embeds questions in the background while recall's first reads run (its threads start on first use).
+_EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embedding")
 
 # Per-chunk truth scores in [0, 1] for a question; None or missing ids are neutral (1.0 factor).
 TruthHook = Callable[[str, list[dict]], Mapping[uuid.UUID, float]]
@@ -44,6 +48,7 @@ class RecallContext:
     weights: Mapping[str, float] = field(default_factory=dict)  # the search type's fusion weights
     bm25: tuple[float, float] = (1.5, 0.75)  # (k1, b)
     _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _pending: dict[str, Future] = field(default_factory=dict, repr=False)
     _lists: dict[tuple, Any] = field(default_factory=dict, repr=False)  # ranked lists computed once
     filters: dict[str, Any] = field(default_factory=dict)  # CAPTURES: types, project, tags
 
@@ -55,13 +60,21 @@ class RecallContext:
         """The embedding of the question (or another query), computed once."""
         query = self.question if query is None else query
         if query not in self._vectors:
-            self._vectors[query] = list(self.embedder.embed([query])[0])
+            pending = self._pending.pop(query, None)
+            self._vectors[query] = pending.result() if pending is not None else list(self.embedder.embed([query])[0])
         return self._vectors[query]
+
+    def prefetch_vector(self) -> None:
+        """Start embedding the question in the background: the SQL reads that do not need its
+        vector (BM25, the question's names in the graph) run meanwhile (the model releases the GIL)."""
+        if self.question not in self._vectors and self.question not in self._pending:
+            question, embedder = self.question, self.embedder
+            self._pending[question] = _EMBEDDING.submit(lambda: list(embedder.embed([question])[0]))
 
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""
         return RecallContext(question, self.top_k, self.scope, self.search, self.embedder, self.window,
-                             self.truth, self.weights, self.bm25, self._vectors, filters=self.filters)
+                             self.truth, self.weights, self.bm25, self._vectors, self._pending, filters=self.filters)
 
     def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """A ranked list (or other read) computed once per recall."""

@@ -85,6 +85,8 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     ctx = RecallContext(req.question, req.top_k, scope, ports.search, ports.embedder,
                         EdgeWindow(req.as_of, req.include_history), ports.truth, bm25=ports.bm25,
                         filters=req.capture_filter)
+    if scope.datasets and search_type is not SearchType.CAPTURES:
+        ctx.prefetch_vector()
     remembered = session_items(req, scope, ports)
     sources = ["session"] if remembered else []
     notes: list[str] = []

@@ -87,25 +87,36 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     n = depth(k)
     rows: dict[uuid.UUID, dict] = {}
     lists: dict[str, list[uuid.UUID]] = {}
-    if weights.get("dense"):
-        found = dense_rows(ctx, n)
-        rows.update({r["id"]: r for r in found})
-        lists["dense"] = [r["id"] for r in found]
+    # Reads that need no question vector come first: the vector is computed meanwhile (prefetch_vector).
     if weights.get("bm25"):
         found = bm25_rows(ctx, n)
-        rows.update({r["id"]: r for r in found if r["id"] not in rows})
+        rows.update({r["id"]: r for r in found})
         lists["bm25"] = [r["id"] for r in found]
-    if weights.get("summaries"):
-        lists["summaries"] = [s["chunk_id"] for s in summary_rows(ctx, n)]
+
+    def dense() -> list[uuid.UUID]:
+        if "dense" not in lists:
+            found = dense_rows(ctx, n)
+            rows.update({r["id"]: r for r in found})  # dense rows first: they carry the distance
+            lists["dense"] = [r["id"] for r in found]
+        return lists["dense"]
+
     bridges: dict[uuid.UUID, multihop.Bridge] = {}
     if weights.get("graph"):
         # The walk starts from the dense list's best passages: BM25 favours look-alikes of the
         # question ("Jaws 2", "Jaws 3-D" for "the director of Jaws"), the dense list the passage
         # about what the question names (natural set: bridge R@5 .64 -> .73 with dense seeds).
-        first_hop = lists["dense"] if "dense" in lists else [
-            cid for cid, _ in rank_weighted({name: ids for name, ids in lists.items()}, weights, k)]
-        for bridge in multihop.expand(ctx, first_hop[:SEEDS], n):
+        def first_hop() -> list[uuid.UUID]:
+            if weights.get("dense"):
+                return dense()[:SEEDS]
+            return [cid for cid, _ in rank_weighted(dict(lists), weights, k)][:SEEDS]
+
+        for bridge in multihop.expand(ctx, first_hop, n):
             bridges[bridge.chunk_id] = bridge
+    if weights.get("dense"):
+        dense()
+    if weights.get("summaries"):
+        lists["summaries"] = [s["chunk_id"] for s in summary_rows(ctx, n)]
+    if bridges:
         lists["graph"] = list(bridges)
     for name, ids in (extra or {}).items():
         lists[name] = ids

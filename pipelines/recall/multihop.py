@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from engram.pipelines.facts import row_fact_text
@@ -206,15 +206,18 @@ def _specificity(degree: int) -> float:
     return 1.0 / (1.0 + math.log(max(1, int(degree))))
 
 
-def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[Bridge]:
-    """Passages reached from the question's entities and the seed passages, best first.
+def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequence[uuid.UUID]],
+           limit: int) -> list[Bridge]:
+    """Passages reached from the question's entities and the seed passages, best first. `seeds`
+    may be a callable: it is called once the question's names are looked up (so a first hop that
+    needs the question's vector overlaps those reads).
 
     Step 1, passage mass: a seed weighs 1/(rank+1); a passage about (or naming) an entity the
     question names gains QUESTION_WEIGHT·specificity. Step 2: every entity of those passages
     carries their mass to the passages that mention it (MAIN when it is what they are about),
     never back to the passage it came from. A passage's score is its own mass plus what reaches it.
     """
-    mass: dict[uuid.UUID, float] = {cid: 1.0 / (rank + 1) for rank, cid in enumerate(seeds)}
+    mass: dict[uuid.UUID, float] = {}
     bridges: dict[uuid.UUID, Bridge] = {}
     exact, named = question_names(ctx.question)
     asked = {r["name"]: r["display_name"] for r in (ctx.search.entities_named(ctx.datasets, exact) if exact else [])
@@ -236,6 +239,8 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID], limit: int) -> list[B
             if shown not in bridge.entities:
                 bridge.entities.append(shown)
                 bridge.facts.append(f"the question names {shown}")
+    for rank, cid in enumerate(seeds() if callable(seeds) else seeds):
+        mass[cid] = mass.get(cid, 0.0) + 1.0 / (rank + 1)
     # The strongest passages hand their mass on (a bounded walk: one more step).
     sources = dict(sorted(mass.items(), key=lambda kv: -kv[1])[:SOURCES])
     weight: dict[str, dict[uuid.UUID, float]] = {}

@@ -72,3 +72,33 @@ def test_bm25_statistics_follow_loads_and_forgets(client, worker, store):
         left = uow.conn.exec_driver_sql(
             "SELECT count(DISTINCT chunk_id) FROM chunk_terms WHERE dataset_id = %s", (dataset,)).scalar_one()
     assert [r["text"] for r in rows] == [texts[0]] and left == 2
+
+
+UNTITLED = [
+    "Jaws is a 1975 American thriller film directed by Steven Spielberg and based on the 1974 novel by "
+    "Peter Benchley. It stars Roy Scheider as a police chief who hunts a shark.",
+    "Steven Allan Spielberg (born December 18, 1946) is an American filmmaker. Born in Cincinnati, Ohio, "
+    "he grew up in Phoenix, Arizona, and made amateur war movies as a teenager.",
+    "Peter Bradford Benchley (May 8, 1940 - February 11, 2006) was an American author. Born in New York City, "
+    "he wrote about the sea and sharks.",
+    "Jaws 2 is a 1978 American thriller film directed by Jeannot Szwarc, the sequel to Jaws, again starring "
+    "Roy Scheider.",
+    "Jaws 3-D is a 1983 American thriller film directed by Joe Alves, the second sequel to Jaws.",
+    "Roy Richard Scheider (November 10, 1932 - February 10, 2008) was an American actor. Born in Orange, "
+    "New Jersey, he starred in Jaws and Jaws 2.",
+]
+
+
+def test_an_unnamed_passage_about_the_director_is_reached_under_his_full_name(client, worker):
+    """No item names: the film passage says "directed by Steven Spielberg", the passage about him opens
+    with "Steven Allan Spielberg"; the question's relation word picks him over the novelist and the star."""
+    user, name = f"hop-{uuid.uuid4().hex[:8]}", f"untitled-{uuid.uuid4().hex[:8]}"
+    statuses = worker.client.remember(dataset=name, user=user, items=[{"text": t} for t in UNTITLED],
+                                      background=False, timeout=300)
+    assert [s.status for s in statuses] == ["completed"] * len(UNTITLED), [s.error for s in statuses]
+    result = client.recall("In what city was the director of the film Jaws born?", datasets=[name], user=user,
+                           top_k=2)
+    texts = [i.text for i in result.items]
+    assert any("Cincinnati" in t for t in texts), texts
+    hop = next(i for i in result.items if "Cincinnati" in i.text)
+    assert any("Steven Spielberg" in fact for fact in hop.via), hop.via
