@@ -25,10 +25,10 @@ from engram.pipelines.recall.context import RecallContext
 MAIN = 1.0  # the bridging entity is what the reached passage is about
 MENTION = 0.25  # ... or merely named in it
 QUESTION_WEIGHT = 1.0  # an entity the question names, against 1.0 for the best first-hop passage
-MAX_ENTITY_PASSAGES = 50
+MAX_ENTITY_PASSAGES = 50  # entities in more passages than this are too common to bridge
 SOURCES = 4  # passages whose entities are expanded (seeds and passages the question names)
 RESTART = 0.5  # share of a source's own mass kept in its score
-KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges  # entities in more passages than this are too common to bridge
+KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges
 MAX_NGRAM = 6
 MAX_VIA = 4  # linking facts shown per passage
 # An entity named next to the question's relation word in a source passage ("directed by Steven
