@@ -72,6 +72,25 @@ def test_a_request_for_a_text_already_stored_is_dropped_not_embedded_again(store
         assert uow.embeddings.lookup(MODEL, 3, [key]) == {key: [1.0, 0.0, 0.0]}
 
 
+def test_claims_take_the_oldest_requests_first_and_like_lengths_together(store):
+    """Requests of the same few seconds are claimed shortest first (a batch pads little); an
+    older request still goes before newer ones, however long it is."""
+    model = f"order-{uuid.uuid4().hex[:8]}"
+    old = "an old and rather long request that waited since the previous bucket of requests"
+    new = ["a much longer request sent in the same bucket as the two short ones", "short", "a bit longer"]
+    with store.unit_of_work() as uow:
+        for body, age in [(old, 60.0)] + [(t, 0.0) for t in new]:
+            uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text, requested_at)"
+                                  " VALUES (:m, 3, :h, :t, now() - make_interval(secs => :age))"),
+                             {"m": model, "h": text_key(body), "t": body, "age": age})
+    with store.unit_of_work() as uow:
+        first = [t for _, t in uow.embeddings.claim(model, 3, limit=2, window_seconds=0, timeout_seconds=60)]
+        with store.unit_of_work() as other:  # a second batch meanwhile skips the locked rows
+            second = [t for _, t in other.embeddings.claim(model, 3, limit=5, window_seconds=0, timeout_seconds=60)]
+    assert first == [old, "short"]
+    assert second == ["a bit longer", new[0]]
+
+
 def test_forget_drops_a_reuse_row_when_no_remaining_item_uses_it(store):
     shared, own = f"shared text {uuid.uuid4().hex}", f"own text {uuid.uuid4().hex}"
     with store.unit_of_work() as uow:
