@@ -80,6 +80,13 @@ def _first_last(words: list[str]) -> str | None:
     return None
 
 
+def _initialled(words: list[str]) -> bool:
+    """A full name whose middle is initials only ("philip_k._dick"): it may stand for any middle
+    name ("Philip Kindred Dick"), where two spelled-out middles differ ("Manchester United
+    Football Club" is not "Manchester City Football Club")."""
+    return all(len(w.rstrip(".")) == 1 for w in words[1:-1])
+
+
 def _lookup_keys(name: str) -> set[str]:
     """Entity names to look up for `name`: its aliases, and for a short name the same name with a
     legal form ("apple" finds "apple_inc."; same_entity needs no such list: stripping suffices)."""
@@ -104,8 +111,11 @@ class Matcher:
         self.by_alias: dict[str, set[str]] = {}
         for name in self.order:
             keys = aliases(name)
-            if (short := _first_last(name.split("_"))) is not None:
-                keys.add("\0" + short)
+            words = name.split("_")
+            if (short := _first_last(words)) is not None:
+                keys.add("\0" + short)  # full names by their first and last word
+                if _initialled(words):
+                    keys.add("\1" + short)  # ... whose middle is initials
             for key in keys:
                 self.by_alias.setdefault(key, set()).add(name)
         self.surnames = {n for n in surnames if n in self.order}
@@ -113,8 +123,9 @@ class Matcher:
     def __call__(self, other: str) -> list[str]:
         found = set(self.by_alias.get(other, ()))  # other is one of a name's aliases
         found.update(a for a in aliases(other) if a in self.order)  # a name is one of other's
-        if (short := _first_last(other.split("_"))) is not None:
-            found.update(self.by_alias.get("\0" + short, ()))
+        words = other.split("_")
+        if (short := _first_last(words)) is not None:
+            found.update(self.by_alias.get(("\0" if _initialled(words) else "\1") + short, ()))
         if self.surnames and "_" in other:
             found.update(n for n in self.surnames if other.endswith("_" + n))
         return sorted(found, key=self.order.__getitem__)
@@ -123,8 +134,9 @@ class Matcher:
 def same_entity(a: str, b: str) -> bool:
     if a == b or a in aliases(b) or b in aliases(a):
         return True
-    short = _first_last(a.split("_"))
-    return short is not None and short == _first_last(b.split("_"))
+    words_a, words_b = a.split("_"), b.split("_")
+    short = _first_last(words_a)
+    return short is not None and short == _first_last(words_b) and (_initialled(words_a) or _initialled(words_b))
 
 
 def question_names(question: str) -> tuple[list[str], list[str]]:
@@ -193,7 +205,7 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
     # "Neil Armstrong" finds "Neil Alden Armstrong" (same_entity: a full name is its first and last word).
     for n in grown:
         words = n.split("_")
-        if len(words) == 2 or _first_last(words) is not None:
+        if len(words) == 2 or (_first_last(words) is not None and _initialled(words)):
             patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
     patterns = sorted(patterns)
     if not keys:

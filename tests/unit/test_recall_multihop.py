@@ -154,12 +154,15 @@ def test_a_full_name_is_the_same_entity_as_its_first_and_last_word():
     assert multihop.same_entity("philip_k._dick", "philip_kindred_dick")
     assert not multihop.same_entity("university_of_california", "university_of_southern_california")
     assert not multihop.same_entity("apollo_11", "apollo_12")
+    assert not multihop.same_entity("manchester_united_football_club", "manchester_city_football_club")
 
 
 def test_matcher_agrees_with_same_entity():
-    names = ["neil_armstrong", "jaws", "jaws_2", "moscow_state_university", "apple", "philip_k._dick", "mozart"]
+    names = ["neil_armstrong", "jaws", "jaws_2", "moscow_state_university", "apple", "philip_k._dick", "mozart",
+             "manchester_united_football_club", "john_fitzgerald_kennedy"]
     others = ["neil_alden_armstrong", "jaws_2", "jaws", "lomonosov_moscow_state_university", "apple_inc.",
-              "philip_kindred_dick", "wolfgang_amadeus_mozart", "state", "apollo_11"]
+              "philip_kindred_dick", "wolfgang_amadeus_mozart", "state", "apollo_11",
+              "manchester_city_football_club", "john_f._kennedy", "philip_k._dick"]
     match = multihop.Matcher(names, surnames=["mozart"])
     for other in others:
         want = [n for n in names if multihop.same_entity(n, other) or (n == "mozart" and other.endswith("_mozart"))]
