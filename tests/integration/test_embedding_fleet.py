@@ -83,10 +83,15 @@ def test_claims_take_the_oldest_requests_first_and_like_lengths_together(store):
             uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text, requested_at)"
                                   " VALUES (:m, 3, :h, :t, now() - make_interval(secs => :age))"),
                              {"m": model, "h": text_key(body), "t": body, "age": age})
-    with store.unit_of_work() as uow:
-        first = [t for _, t in uow.embeddings.claim(model, 3, limit=2, window_seconds=0, timeout_seconds=60)]
-        with store.unit_of_work() as other:  # a second batch meanwhile skips the locked rows
-            second = [t for _, t in other.embeddings.claim(model, 3, limit=5, window_seconds=0, timeout_seconds=60)]
+    try:
+        with store.unit_of_work() as uow:
+            first = [t for _, t in uow.embeddings.claim(model, 3, limit=2, window_seconds=0, timeout_seconds=60)]
+            with store.unit_of_work() as other:  # a second batch meanwhile skips the locked rows
+                second = [t for _, t in other.embeddings.claim(model, 3, limit=5, window_seconds=0,
+                                                               timeout_seconds=60)]
+    finally:  # nothing stores these texts: leave no request for other tests' "nothing pending"
+        with store.unit_of_work() as uow:
+            uow.conn.execute(text("DELETE FROM embedding_requests WHERE model = :m"), {"m": model})
     assert first == [old, "short"]
     assert second == ["a bit longer", new[0]]
 
