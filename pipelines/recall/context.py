@@ -6,6 +6,8 @@ Ports are duck-typed: `search` is the SearchRepository interface, `embedder` has
 
 from __future__ import annotations
 
+import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,8 +17,19 @@ from typing import Any
 from engram.models.payloads import Provenance
 from engram.models.search import EdgeWindow
 
-# Embeds questions in the background while recall's first reads run (its threads start on first use).
-_EMBEDDING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embedding")
+# Embeds questions in the background while recall's first reads run: one pool per process (a
+# forked child inherits the parent's pool object but not its threads), its threads started on
+# first use.
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _embedding_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embedding"))
+        return _pool[1]
 
 # Per-chunk truth scores in [0, 1] for a question; None or missing ids are neutral (1.0 factor).
 TruthHook = Callable[[str, list[dict]], Mapping[uuid.UUID, float]]
@@ -69,7 +82,7 @@ class RecallContext:
         vector (BM25, the question's names in the graph) run meanwhile (the model releases the GIL)."""
         if self.question not in self._vectors and self.question not in self._pending:
             question, embedder = self.question, self.embedder
-            self._pending[question] = _EMBEDDING.submit(lambda: list(embedder.embed([question])[0]))
+            self._pending[question] = _embedding_pool().submit(lambda: list(embedder.embed([question])[0]))
 
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""

@@ -238,3 +238,39 @@ def test_a_scored_list_keeps_the_distance_between_its_head_and_the_rest():
     assert {i for i, _ in flat[:2]} == {"a", "c"}  # rank alone: a and c tie
     scored = rank_weighted(lists, {"dense": 1.0, "graph": 1.0}, 3, scores={"graph": {"c": 4.0, "b": 1.0, "a": 1.0}})
     assert scored[0][0] == "c"
+
+
+def test_a_forked_child_prefetches_the_question_vector_too():
+    """The background pool is per process: a child forked after its parent prefetched would
+    otherwise wait forever on a pool whose threads stayed behind."""
+    import os
+
+    class Embedder:
+        def embed(self, texts):
+            return [[float(len(t)), 1.0] for t in texts]
+
+    def prefetched(question: str) -> list[float]:
+        ctx = RecallContext(question, 5, Scope([uuid.uuid4()], {}), None, Embedder())
+        ctx.prefetch_vector()
+        return ctx.vector()
+
+    assert prefetched("parent") == [6.0, 1.0]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: exits 0 only if its prefetch answers
+        os.close(read)
+        signal_ok = prefetched("child!") == [6.0, 1.0]
+        os.write(write, b"ok" if signal_ok else b"no")
+        os._exit(0)
+    os.close(write)
+    import select
+
+    ready, _, _ = select.select([read], [], [], 20)
+    try:
+        assert ready, "the child's prefetch never answered"
+        assert os.read(read, 2) == b"ok"
+    finally:
+        os.close(read)
+        if not ready:
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
