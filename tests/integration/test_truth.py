@@ -66,9 +66,11 @@ def test_lessons_lift_an_aligned_chunk_and_an_abandoned_basis_is_refused(client,
     lift = {t: after[t] / before[t] for t in ("aligned.md", "unaligned.md")}
     assert all(0.75 <= v <= 1.25 for v in lift.values())
     assert lift["aligned.md"] > lift["unaligned.md"]
-    # Without truth the aligned note is not ahead (hybrid fusion may tie the two equally similar
-    # notes); the lesson's direction puts it first.
-    assert before["unaligned.md"] >= before["aligned.md"] and after["aligned.md"] > after["unaligned.md"]
+    # The lesson's direction puts the aligned note first. (Without truth the two equally similar
+    # notes may tie or come either way round: how far ahead the graph lane's strengths put one is
+    # the fusion's business; the lift above is what truth adds.)
+    assert after["aligned.md"] > after["unaligned.md"]
+    assert after["aligned.md"] / after["unaligned.md"] > before["aligned.md"] / before["unaligned.md"]
 
     # An abandoned build's stamp at the live epoch but another basis: the reader refuses it.
     with store.unit_of_work() as uow:
