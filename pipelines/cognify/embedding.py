@@ -2,8 +2,9 @@
 
 An item's texts are normalised and keyed by (model, dimension, sha256). Stored vectors are
 reused; the rest become pending requests in Postgres. Every item task that waits for vectors
-also serves the queue: it claims the oldest pending texts of any item (once `batch_max` wait
-or the oldest waited `window_seconds`), embeds them length-sorted in one call and stores them
+also serves the queue: it claims pending texts of any item, oldest requests first and like
+lengths together (once `batch_max` wait or the oldest waited `window_seconds`; the order is the
+store's claim), embeds them length-sorted in one call and stores them
 in the claim's transaction. Nothing is held in process memory: a batch killed mid-way loses
 only its transaction, and its texts are claimed again by the next waiting item.
 """
