@@ -132,11 +132,9 @@ class Matcher:
 
 
 def same_entity(a: str, b: str) -> bool:
-    if a == b or a in aliases(b) or b in aliases(a):
-        return True
-    words_a, words_b = a.split("_"), b.split("_")
-    short = _first_last(words_a)
-    return short is not None and short == _first_last(words_b) and (_initialled(words_a) or _initialled(words_b))
+    """One name against another: exact, an alias either way, or full names whose first and last
+    words agree where a middle is initials (the Matcher's rule, for one name)."""
+    return bool(Matcher([a])(b))
 
 
 def question_names(question: str) -> tuple[list[str], list[str]]:
@@ -236,7 +234,7 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
              if _bridgeable(r)}
     # "Jaws 2" asked for, "Jaws" is not: a name inside a longer name the question asks for is dropped.
     asked = {n: shown for n, shown in asked.items()
-             if not any(other != n and f"_{other}_".find(f"_{n}_") >= 0 for other in asked)}
+             if not any(other != n and f"_{n}_" in f"_{other}_" for other in asked)}
     if asked or named:
         naming = Matcher(list(asked) + named)
         for link in _links(ctx, asked, named):
