@@ -151,14 +151,15 @@ def truth_hook(load_bases: Callable[[list[uuid.UUID]], Mapping[uuid.UUID, Basis]
     makes a recall fail.
     """
 
-    def hook(question: str, rows: list[dict]) -> dict:
+    def hook(question: str, rows: list[dict], question_vector: Callable[[], Vector] | None = None) -> dict:
         datasets = sorted({r["dataset_id"] for r in rows if r.get("truth_epoch") is not None}, key=str)
         if not datasets:
             return {}
         bases = load_bases(datasets)
         if not any(b.live for b in bases.values()):
             return {}
-        return scores(embed_question(question), rows, bases)
+        # The recall has usually embedded the question already: its vector, not a second forward pass.
+        return scores(question_vector() if question_vector is not None else embed_question(question), rows, bases)
 
     return hook
 

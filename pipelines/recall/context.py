@@ -24,6 +24,10 @@ _pool: tuple[int, ThreadPoolExecutor] | None = None
 _pool_lock = threading.Lock()
 
 
+def _embed_one(embedder: Any, text: str) -> list[float]:
+    return list(embedder.embed([text])[0])
+
+
 def _embedding_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
@@ -31,8 +35,9 @@ def _embedding_pool() -> ThreadPoolExecutor:
             _pool = (os.getpid(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="engram-query-embedding"))
         return _pool[1]
 
-# Per-chunk truth scores in [0, 1] for a question; None or missing ids are neutral (1.0 factor).
-TruthHook = Callable[[str, list[dict]], Mapping[uuid.UUID, float]]
+# Per-chunk truth scores in [0, 1] for a question (given the question, the rows and, optionally, a
+# callable returning the question's vector); None or missing ids are neutral (1.0 factor).
+TruthHook = Callable[..., Mapping[uuid.UUID, float]]
 
 
 @dataclass
@@ -74,15 +79,14 @@ class RecallContext:
         query = self.question if query is None else query
         if query not in self._vectors:
             pending = self._pending.pop(query, None)
-            self._vectors[query] = pending.result() if pending is not None else list(self.embedder.embed([query])[0])
+            self._vectors[query] = pending.result() if pending is not None else _embed_one(self.embedder, query)
         return self._vectors[query]
 
     def prefetch_vector(self) -> None:
         """Start embedding the question in the background: the SQL reads that do not need its
         vector (BM25, the question's names in the graph) run meanwhile (the model releases the GIL)."""
         if self.question not in self._vectors and self.question not in self._pending:
-            question, embedder = self.question, self.embedder
-            self._pending[question] = _embedding_pool().submit(lambda: list(embedder.embed([question])[0]))
+            self._pending[self.question] = _embedding_pool().submit(_embed_one, self.embedder, self.question)
 
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""

@@ -124,7 +124,7 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     if missing:
         rows.update(ctx.search.chunks_by_ids(list(dict.fromkeys(missing))))
     importance = {cid: r.get("importance") for cid, r in rows.items()}
-    truth = dict(ctx.truth(ctx.question, list(rows.values()))) if ctx.truth else {}
+    truth = dict(ctx.truth(ctx.question, list(rows.values()), ctx.vector)) if ctx.truth else {}
     ranked = rank_weighted(lists, weights, k, importance, truth,
                            scores={"graph": multihop.strengths(bridges.values())} if bridges else None)
     return [(rows[cid], score, bridges.get(cid)) for cid, score in ranked if cid in rows]

@@ -124,6 +124,19 @@ def test_an_aligned_chunk_outranks_an_equally_similar_unaligned_one():
     assert [cid for cid, _ in ranked] == ["aligned", "unaligned"]
 
 
+def test_the_hook_scores_with_the_recalls_question_vector_not_a_second_embedding():
+    vectors = {"deploys need ops sign-off": axis(0)}
+    basis = t.next_basis(None, t.learnings(["Deploys need ops sign-off"], embed_axes(vectors)))
+    aligned = _row("aligned", t.unit([0.8, 0.0, 0.6] + [0.0] * 7), basis)
+    embedded = []
+    hook = t.truth_hook(lambda ds: {DS: basis}, lambda q: embedded.append(q) or axis(1))
+    question = t.unit([0.5, 0.5, 0.7] + [0.0] * 7)
+    assert hook("how do deploys work?", [aligned], lambda: question)["aligned"] > 0.5
+    assert embedded == []
+    hook("how do deploys work?", [aligned])  # no vector given: the hook embeds the question itself
+    assert embedded == ["how do deploys work?"]
+
+
 class FakeTruthStore:
     """Lessons, the live basis and chunk rows in memory (the TruthPorts interface)."""
 
