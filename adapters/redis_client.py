@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
@@ -11,6 +14,8 @@ from engram.settings import Settings, get_settings
 
 _client: redis.Redis | None = None
 _pid: int | None = None
+log = logging.getLogger("engram.redis")
+T = TypeVar("T")
 
 
 def get_redis(settings: Settings | None = None) -> redis.Redis:
@@ -20,6 +25,16 @@ def get_redis(settings: Settings | None = None) -> redis.Redis:
         _client = redis.Redis.from_url(resolve(settings).redis_url, decode_responses=True)
         _pid = os.getpid()
     return _client
+
+
+def best_effort(op: Callable[[redis.Redis], T], what: str) -> T | None:
+    """op(client), or None (logged) when Redis cannot be reached. Only for hints and
+    statistics whose loss costs nothing (never for locks, fences or rate limits)."""
+    try:
+        return op(get_redis())
+    except redis.RedisError as exc:
+        log.warning("%s skipped: Redis unreachable (%s)", what, exc)
+        return None
 
 
 def reset_redis() -> None:

@@ -9,7 +9,7 @@ mid-way is redelivered (acks_late); its texts are claimable again as soon as its
 from __future__ import annotations
 
 from engram.adapters.embed import get_embedder
-from engram.adapters.redis_client import get_redis
+from engram.adapters.redis_client import best_effort
 from engram.adapters.store import Store
 from engram.pipelines.cognify.embedding import BatchPolicy, drain
 from engram.settings import get_settings
@@ -26,22 +26,26 @@ def embed_policy(settings) -> BatchPolicy:
 
 
 def count_embedded(model: str, n: int) -> None:
+    """A statistic (benchmarks read it): an unreachable Redis skips it, never fails the stage
+    whose vectors are already stored."""
     if n:
-        get_redis().incrby(EMBEDDED_KEY + model, n)
+        best_effort(lambda r: r.incrby(EMBEDDED_KEY + model, n), f"counting {n} embedded texts")
 
 
 def schedule_batch() -> None:
-    """Send a batch task unless one is already waiting in the queue."""
+    """Send a batch task unless one is already waiting in the queue. Only a wake-up: items
+    waiting for vectors serve the queue themselves, so an unreachable Redis skips it."""
     from engram.celery_app import app
 
-    if get_redis().set(QUEUED_KEY, "1", nx=True, px=2000):
+    if best_effort(lambda r: r.set(QUEUED_KEY, "1", nx=True, px=2000), "scheduling an embed batch"):
         app.send_task("engram.embed.batch")
 
 
 @engram_task("engram.embed.batch")
 def embed_batch(self) -> dict:
     settings = get_settings()
-    get_redis().delete(QUEUED_KEY)  # texts queued from now on get another batch task
+    # Texts queued from now on get another batch task (the flag expires by itself in 2 s).
+    best_effort(lambda r: r.delete(QUEUED_KEY), "clearing the batch-queued flag")
     embedder = get_embedder(settings)
     stats = drain(Store(), embedder, embed_policy(settings))
     count_embedded(embedder.name, stats.embedded)

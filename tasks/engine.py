@@ -8,7 +8,8 @@ For every stage of every flow it owns the transitions a stage goes through:
     → persist (one transaction that first checks the run still owns its data: not forgotten,
                or the improve claim's fencing number; then the stage's writes, its output
                and status, and the run's end when it was the last stage)
-    → after-commit hooks (enqueue what the committed rows now allow)
+    → after-commit hooks (optimisations the committed rows now allow; a failing hook is logged
+                          and never fails the committed stage nor stops its chain)
 
 A failure anywhere (load, compute or persist) ends the same way: a transient error (LLM,
 database, broker) is retried with backoff, anything else is recorded on the stage at once and
@@ -405,8 +406,7 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
         except Exception as exc:
             return _failed(task, store, book, run, stage, exc, used.as_dict())
         else:
-            for hook in ctx._after:
-                hook()
+            _run_after_commit(ctx, stage)
             return result
     # The stage goes on as a canvas; its last task records the stage's end (Ignore: not a failure).
     from engram.celery_app import app
@@ -414,6 +414,18 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
     with store.unit_of_work() as uow:
         book.defer(uow, run, stage, used.as_dict())
     raise task.replace(app.signature(deferred.task, kwargs=deferred.kwargs))
+
+
+def _run_after_commit(ctx: Context, stage: Stage) -> None:
+    """The committed stage stands whatever its hooks do: a hook (an optimisation such as waking
+    the embed queue) that fails is logged, and the task still returns, so Celery sends the
+    chain's next link. Raising here would leave the run between stages with nothing queued."""
+    for hook in ctx._after:
+        try:
+            hook()
+        except Exception:  # noqa: BLE001 - see the docstring
+            log.warning("after-commit hook %s of stage %s (run %s) failed; the stage stands",
+                        getattr(hook, "__qualname__", hook), stage.name, ctx.run["id"], exc_info=True)
 
 
 class _Deferring(Exception):
