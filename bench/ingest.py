@@ -9,12 +9,11 @@ pipeline: `engram worker` is launched, then a cold set of documents (first inges
           worker starts), then a warm set (other documents, same worker) go through
           remember → classify → chunk → extract → embed_and_load (Redis broker, Postgres +
           pgvector, LLM answered from a cassette).
-floor:    in one fresh process just before each set's pipeline (the workers idle meanwhile, so
-          both walls see the machine as it is then), the same model on every core: each unique
-          text embedded once (a text the cold set already had is not embedded again for the warm
-          set), timed both as N forks on one torch thread each and as one process on N threads,
-          the faster counting; then the same rows written through the same load, no Celery. Cold
-          adds the model load (import + weights) to the floor, as the pipeline's cold wall includes it.
+floor:    in this process, the same model on every core: each unique text embedded once (a
+          text the cold set already had is not embedded again for the warm set), timed both as
+          N forks on one torch thread each and as one process on N threads, the faster counting;
+          then the same rows written through the same load, no Celery. Cold adds the model load
+          (import + weights) to the floor, as the pipeline's cold wall includes it.
 memory:   the worker process tree sampled every 0.2 s: summed RSS (counts pages shared by the
           forked pool once per process) and summed PSS (shared pages split: the real total).
 Figures go to stdout and bench/results/ingest-<timestamp>.json.
@@ -31,7 +30,7 @@ import time
 import uuid
 from pathlib import Path
 
-from ingest_floor import floor_in_subprocess, prepare_floor, unique_texts
+from ingest_floor import measure_floor, prepare_floor, unique_texts
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "corpus"))
@@ -275,8 +274,7 @@ def main() -> None:
         procs.append(start_worker(concurrency=args.workers, extra_env=env, log_path=args.out / f"worker-{run_tag}.log"))
     memory = TreeMemory([p.pid for p in procs])
     memory.start()
-    phases: dict = {}
-    floors: dict = {}
+    phases = {}
     try:
         # Ready = every Celery worker answers (each `engram worker` runs a pipeline and an api
         # worker; the llm one its threads): a first ping answered by one of them is not ready.
@@ -288,14 +286,9 @@ def main() -> None:
             wait_for_worker(app, proc, timeout=600, workers=expected)
         ready = time.perf_counter() - launched
         sets = [("cold", cold)] + ([("warm", warm)] if warm else [])
-        # Each phase's floor runs just before its pipeline (the workers idle meanwhile): the
-        # machine's speed drifts over minutes here, and a ratio of two walls measured minutes
-        # apart measured that drift as much as the pipeline.
-        earlier: list = []
+        from engram.pipelines.cognify.embedding import normalise, text_key  # noqa: F401
+
         for phase, docs in sets:
-            if not args.skip_floor:
-                floors[phase] = floor_in_subprocess(phase, docs, earlier, run_tag, args.out)
-                earlier = earlier + docs
             wanted = unique_texts(prepare_floor(docs, uuid.uuid4(), settings), set())
             already = stored_keys(wanted, settings)
             result = run_pipeline(app, docs, f"bench-{phase}-{run_tag}", checkpoints=checkpoints)
@@ -309,8 +302,11 @@ def main() -> None:
 
     from engram.adapters.embed import torch_threads
 
+    floors: dict = {}
+    load_s = 0.0
+    if not args.skip_floor:
+        floors, load_s = measure_floor(cold, warm, run_tag, settings)
     cassette.unlink(missing_ok=True)
-    load_s = floors["cold"]["model_load_s"] if floors else 0.0
 
     slots = args.llm_threads * args.llm_concurrency if args.llm_threads else args.workers * args.llm_concurrency
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs_per_set": len(cold), "chunks": chunks,

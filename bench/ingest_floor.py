@@ -1,13 +1,11 @@
 """The floor of bench/ingest.py: in one process, the same model on every core, each unique text
 embedded once (timed both as N forks on one torch thread each and as one process on N threads,
-the faster counting), then the same rows written through the same load, no Celery. Each phase's
-floor runs in a fresh process just before that phase's pipeline."""
+the faster counting), then the same rows written through the same load, no Celery."""
 
 from __future__ import annotations
 
 import os
 import time
-import uuid
 
 def prepare_floor(docs, dataset_id, settings):
     """What a floor writes: the items' rows and the (row id, text) pairs to embed, LLM answers precomputed."""
@@ -122,52 +120,17 @@ def embed_forked(embedder, texts: list[str], processes: int) -> list:
     return out
 
 
-def floor_phase(phase: str, docs, earlier, run_tag: str, settings) -> dict:
-    """One phase's floor: load the model (timed), then embed what `earlier` phases did not, and write."""
+def measure_floor(cold, warm, run_tag, settings) -> tuple[dict, float]:
+    """The floor: a fresh torch in this process and every core, the faster of N forks on one
+    torch thread each and one process on N threads."""
     load_started = time.perf_counter()
     from engram.adapters.embed import get_embedder
 
     embedder = get_embedder(settings)
     embedder.preload()  # one thread: the forked floor's children start no OpenMP pool of ours
     load_s = time.perf_counter() - load_started
-    # A fresh process: one throwaway document first (torch kernels, the connection pool, the
-    # load's statements), so the timed floor is a warm process's, as the pipeline's workers are.
-    run_floor([("warm-up", f"Warm-up document {run_tag} {phase}. Ada Lovelace wrote the first program.")],
-              f"bench-floor-warmup-{phase}-{run_tag}", settings, embedder, set())
-    seen = set(unique_texts(prepare_floor(earlier, uuid.uuid4(), settings), set())) if earlier else set()
-    out = run_floor(docs, f"bench-floor-{phase}-{run_tag}", settings, embedder, seen)
-    out["model_load_s"] = round(load_s, 3)
-    if phase == "cold":
-        out["wall_incl_load_s"] = round(out["wall_s"] + load_s, 3)
-    return out
-
-
-def floor_in_subprocess(phase: str, docs, earlier, run_tag: str, workdir) -> dict:
-    """floor_phase in a fresh process: it runs just before the phase's pipeline (the workers idle
-    meanwhile), and its torch is gone before the pipeline starts (the worker tree's memory is
-    measured alone; a model loaded here would share pages with it)."""
-    import json
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    spec = Path(workdir) / f"floor-{phase}-{run_tag}.json"
-    spec.write_text(json.dumps({"phase": phase, "docs": docs, "earlier": earlier, "run_tag": run_tag}))
-    try:
-        done = subprocess.run([sys.executable, __file__, str(spec)], capture_output=True, text=True, check=False)
-    finally:
-        spec.unlink(missing_ok=True)
-    if done.returncode != 0:
-        raise SystemExit(f"floor {phase} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-if __name__ == "__main__":
-    import json
-    import sys
-
-    from engram.settings import get_settings
-
-    job = json.loads(open(sys.argv[1]).read())
-    print(json.dumps(floor_phase(job["phase"], [tuple(d) for d in job["docs"]], [tuple(d) for d in job["earlier"]],
-                                 job["run_tag"], get_settings())))
+    seen: set[bytes] = set()
+    floors = {phase: run_floor(docs, f"bench-floor-{phase}-{run_tag}", settings, embedder, seen)
+              for phase, docs in (("cold", cold), ("warm", warm)) if docs}
+    floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + load_s, 3)
+    return floors, load_s
