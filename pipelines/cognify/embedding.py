@@ -1,9 +1,8 @@
 """Embedding as a fleet service: content-addressed reuse plus cross-item micro-batches.
 
 An item's texts are normalised and keyed by (model, dimension, sha256). Stored vectors are
-reused; the rest become pending requests in Postgres (an item's chunk texts as soon as it is
-chunked, the rest once extraction names them). Every item task that waits for vectors also
-serves the queue: it claims pending texts of any item, oldest requests first (half of the
+reused; the rest become pending requests in Postgres. Every item task that waits for vectors
+also serves the queue: it claims pending texts of any item, oldest requests first (half of the
 pending texts, within `batch_min`..`batch_max`, once that many wait or the oldest waited
 `window_seconds`), embeds them in like-length forwards of one call and stores them in the
 claim's transaction. Nothing is held in process memory: a batch killed mid-way loses only its

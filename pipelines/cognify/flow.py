@@ -68,14 +68,6 @@ def compute_chunk(text: str, ctx) -> dict:
                         "cut_type": c.cut_type} for c in drafts]}
 
 
-def persist_chunk(uow, ctx, text: str, output: dict) -> dict:
-    # The chunk texts (an item's longest) are known now: queue them, so the fleet embeds them
-    # while the LLM extracts; extraction queues the rest (names, edges, summaries).
-    if _request(uow, ctx, [c["text"] for c in output["chunks"]]):
-        ctx.after_commit(ctx.ports.schedule_embedding)
-    return output
-
-
 def _request(uow, ctx, texts: list[str]) -> int:
     return request_vectors(texts, ctx.run["data_item_id"], embeddings=uow.embeddings,
                            model=ctx.settings.embedding_model, dimension=ctx.settings.embedding_dimension)
@@ -158,7 +150,7 @@ def persist_embed_and_load(uow, ctx, inputs: dict, result: dict) -> dict:
 
 ADD = Stage("add", "ingest", "cognify")  # recorded by remember with the item
 CLASSIFY = Stage("classify", "ingest", "cognify", load=load_classify, compute=compute_classify)
-CHUNK = Stage("chunk", "ingest", "cognify", load=load_chunk, compute=compute_chunk, persist=persist_chunk)
+CHUNK = Stage("chunk", "ingest", "cognify", load=load_chunk, compute=compute_chunk)
 EXTRACT = Stage("extract_graph_and_summarize", "llm", "cognify", load=load_extract, compute=compute_extract,
                 persist=persist_extract)
 EMBED_AND_LOAD = Stage("embed_and_load", "embed", "cognify", load=load_embed_and_load,
