@@ -20,7 +20,8 @@ EMBEDDED_KEY = "engram:embed:texts-embedded:"  # + model: texts the fleet's batc
 
 
 def embed_policy(settings) -> BatchPolicy:
-    return BatchPolicy(batch_max=settings.embed_batch_max, window_seconds=settings.embed_batch_window_seconds,
+    return BatchPolicy(batch_max=settings.embed_batch_max, batch_min=settings.embed_batch_min,
+                       window_seconds=settings.embed_batch_window_seconds,
                        timeout_seconds=settings.embed_wait_timeout_seconds,
                        lock_timeout_seconds=max(60.0, settings.longest_task_seconds / 2))
 

@@ -2,11 +2,11 @@
 
 An item's texts are normalised and keyed by (model, dimension, sha256). Stored vectors are
 reused; the rest become pending requests in Postgres. Every item task that waits for vectors
-also serves the queue: it claims pending texts of any item, oldest requests first and like
-lengths together (once `batch_max` wait or the oldest waited `window_seconds`; the order is the
-store's claim), embeds them length-sorted in one call and stores them
-in the claim's transaction. Nothing is held in process memory: a batch killed mid-way loses
-only its transaction, and its texts are claimed again by the next waiting item.
+also serves the queue: it claims pending texts of any item, oldest requests first (half of the
+pending texts, within `batch_min`..`batch_max`, once that many wait or the oldest waited
+`window_seconds`), embeds them in like-length forwards of one call and stores them in the
+claim's transaction. Nothing is held in process memory: a batch killed mid-way loses only its
+transaction, and its texts are claimed again by the next waiting item.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ class EmbedStats:
 
 @dataclass(frozen=True)
 class BatchPolicy:
-    batch_max: int = 64             # texts claimed by one batch (two processes can share a burst)
+    batch_max: int = 512            # most texts one batch claims
+    batch_min: int = 64             # a claim takes half of the pending texts, at least this many
     window_seconds: float = 0.02    # how long a lone request waits for company
     poll_seconds: float = 0.02
     timeout_seconds: float = 600.0  # give up waiting (the stage retries)
@@ -138,13 +139,20 @@ def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any,
     return [found[k] for k in keys], stats
 
 
+def claim_size(pending: int, policy: BatchPolicy) -> int:
+    """How many texts the next claim takes: half of those pending (a backlog makes big, cheap
+    forwards, and another process can take the other half, so neither ends holding a long tail
+    alone), never fewer than `batch_min` nor more than `batch_max`."""
+    return min(policy.batch_max, max(policy.batch_min, -(-pending // 2)))
+
+
 def run_batch(store: Any, embedder: Any, policy: BatchPolicy, stats: EmbedStats,
               clock: Callable[[], float] = time.monotonic) -> int:
     """Claim, embed and store one batch of pending texts (any items'); 0 if none was due."""
     model, dimension = embedder.name, embedder.dimension
     with store.unit_of_work() as uow:
-        claimed = uow.embeddings.claim(model, dimension, policy.batch_max, policy.window_seconds,
-                                       policy.lock_timeout_seconds)
+        limit = claim_size(uow.embeddings.pending(model, dimension), policy)
+        claimed = uow.embeddings.claim(model, dimension, limit, policy.window_seconds, policy.lock_timeout_seconds)
         if not claimed:
             return 0
         started = clock()

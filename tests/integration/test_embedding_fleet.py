@@ -72,27 +72,29 @@ def test_a_request_for_a_text_already_stored_is_dropped_not_embedded_again(store
         assert uow.embeddings.lookup(MODEL, 3, [key]) == {key: [1.0, 0.0, 0.0]}
 
 
-def test_claims_take_the_oldest_requests_first_and_like_lengths_together(store):
-    """Requests of the same few seconds are claimed shortest first (a batch pads little); an
-    older request still goes before newer ones, however long it is."""
+def test_claims_take_the_oldest_requests_first_and_a_second_batch_skips_the_locked_ones(store):
+    """Requests are claimed in the order they were made (the item that asked first is the first
+    whose vectors are all stored), shortest first among those of the same moment; a batch
+    running meanwhile skips the rows another holds."""
     model = f"order-{uuid.uuid4().hex[:8]}"
-    old = "an old and rather long request that waited since the previous bucket of requests"
-    new = ["a much longer request sent in the same bucket as the two short ones", "short", "a bit longer"]
+    old = "an old and rather long request that waited since well before the others"
+    older = "an older one"
+    new = ["a much longer request sent at the same moment as the two short ones", "short", "a bit longer"]
     with store.unit_of_work() as uow:
-        for body, age in [(old, 60.0)] + [(t, 0.0) for t in new]:
+        for body, age in [(older, 90.0), (old, 60.0)] + [(t, 0.0) for t in new]:
             uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text, requested_at)"
                                   " VALUES (:m, 3, :h, :t, now() - make_interval(secs => :age))"),
                              {"m": model, "h": text_key(body), "t": body, "age": age})
     try:
         with store.unit_of_work() as uow:
-            first = [t for _, t in uow.embeddings.claim(model, 3, limit=2, window_seconds=0, timeout_seconds=60)]
+            first = [t for _, t in uow.embeddings.claim(model, 3, limit=3, window_seconds=0, timeout_seconds=60)]
             with store.unit_of_work() as other:  # a second batch meanwhile skips the locked rows
                 second = [t for _, t in other.embeddings.claim(model, 3, limit=5, window_seconds=0,
                                                                timeout_seconds=60)]
     finally:  # nothing stores these texts: leave no request for other tests' "nothing pending"
         with store.unit_of_work() as uow:
             uow.conn.execute(text("DELETE FROM embedding_requests WHERE model = :m"), {"m": model})
-    assert first == [old, "short"]
+    assert first == [older, old, "short"]
     assert second == ["a bit longer", new[0]]
 
 

@@ -42,6 +42,9 @@ class MemoryEmbeddings:
             return []
         return [(k[2], t) for k, (t, _) in mine]
 
+    def pending(self, model, dimension):
+        return sum(k[:2] == (model, dimension) for k in self.requests)
+
     def claimable(self, model, dimension):
         return any(k[:2] == (model, dimension) for k in self.requests)
 
@@ -155,3 +158,19 @@ def test_texts_requested_early_are_embedded_by_a_batch_and_then_reused():
     assert stats.batches == 1 and sorted(embedder.calls[0]) == ["Acme", "chunk 0", "chunk 1", "chunk 2"]
     _, later = vectors_for(["chunk 1", "Acme"], items[1], store=store, embedder=embedder, policy=BatchPolicy())
     assert (later.reused, later.embedded) == (2, 0) and len(embedder.calls) == 1
+
+
+def test_a_backlog_is_claimed_in_halves_within_the_bounds():
+    from engram.pipelines.cognify.embedding import claim_size
+
+    policy = BatchPolicy(batch_min=64, batch_max=512)
+    assert [claim_size(n, policy) for n in (0, 10, 100, 129, 700, 5000)] == [64, 64, 64, 65, 350, 512]
+
+
+def test_a_backlog_goes_in_shrinking_halves_so_no_claim_leaves_a_long_tail():
+    store, embedder = MemoryStore(), CountingEmbedder()
+    texts = [f"text {i}" for i in range(600)]
+    _, stats = vectors_for(texts, _item(store), store=store, embedder=embedder,
+                           sleep=lambda s: pytest.fail("slept"),
+                           policy=BatchPolicy(batch_min=64, batch_max=512, window_seconds=0))
+    assert [len(c) for c in embedder.calls] == [300, 150, 75, 64, 11]
