@@ -68,11 +68,6 @@ def compute_chunk(text: str, ctx) -> dict:
                         "cut_type": c.cut_type} for c in drafts]}
 
 
-def _request(uow, ctx, texts: list[str]) -> int:
-    return request_vectors(texts, ctx.run["data_item_id"], embeddings=uow.embeddings,
-                           model=ctx.settings.embedding_model, dimension=ctx.settings.embedding_dimension)
-
-
 # ------------------------------------------------------------------ extract_graph_and_summarize
 
 
@@ -104,7 +99,9 @@ def persist_extract(uow, ctx, chunks: list[dict], output: dict) -> dict:
     run = ctx.run
     _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
                                   title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"])
-    if _request(uow, ctx, [t for _, t in texts_to_embed(chunk_rows, draft)]):
+    if request_vectors([t for _, t in texts_to_embed(chunk_rows, draft)], run["data_item_id"],
+                       embeddings=uow.embeddings, model=ctx.settings.embedding_model,
+                       dimension=ctx.settings.embedding_dimension):
         ctx.after_commit(ctx.ports.schedule_embedding)
     return output
 
