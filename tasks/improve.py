@@ -25,7 +25,7 @@ from engram.pipelines.improve import registry
 from engram.pipelines.improve.flow import IMPROVE, pending_work as probe
 from engram.settings import get_settings
 from engram.tasks.base import InvalidPayload, engram_task
-from engram.tasks.engine import claim_of as _claim_of
+from engram.tasks.run_books import claim_of as _claim_of
 from engram.tasks.engine import run_chain
 
 log = logging.getLogger("engram.improve")

@@ -43,7 +43,7 @@ def _sig(name: str, **kwargs):
 
 def _renew(run_id: str) -> None:
     """Keep the run's claim alive while its lanes work (the stage task itself has ended)."""
-    from engram.tasks.engine import claim_of
+    from engram.tasks.run_books import claim_of
 
     with contextlib.suppress(Exception):
         with Store().unit_of_work() as uow:
@@ -118,7 +118,8 @@ def _sum(usages: list[dict]) -> dict:
 
 @engram_task("engram.improve.distill.publish", acks_late=True)
 def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict) -> dict:
-    from engram.tasks.engine import finish_deferred, improve_context, start_runs
+    from engram.tasks.engine import start_runs
+    from engram.tasks.run_books import finish_deferred, improve_context
 
     run_uuid = uuid.UUID(run_id)
     calls = stats["calls"] + [c for r in results for c in r["calls"]]

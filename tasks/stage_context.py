@@ -1,0 +1,92 @@
+"""What a stage sees (tasks/engine.py runs it): its ports (the LLM, the embedder, the store,
+documents it adds) and its context (the run, the settings, after-commit hooks)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from engram.adapters.store import Store
+from engram.pipelines.flow import Stage
+from engram.settings import Settings
+
+
+class Ports:
+    """What stage functions reach outside their unit of work: the LLM, the embedder, the store."""
+
+    def __init__(self, settings: Settings, dataset_id: uuid.UUID | None = None,
+                 write: Callable[[], Any] | None = None):
+        self.settings, self.dataset_id = settings, dataset_id
+        self._write = write
+
+    def llm(self):
+        from engram.adapters.llm.gateway import gateway_from_settings
+
+        return gateway_from_settings(self.settings)
+
+    def embedder(self):
+        from engram.adapters.embed import get_embedder
+
+        return get_embedder(self.settings)
+
+    def read(self):
+        return Store().unit_of_work()
+
+    def write(self):
+        """A unit of work for the stage's own writes (fenced for an improve run)."""
+        return self._write() if self._write is not None else Store().unit_of_work()
+
+    def vectors_for(self, texts: list[str], item_id: uuid.UUID):
+        """One vector per text from the fleet's shared embedding batches (stored ones reused)."""
+        from engram.pipelines.cognify.embedding import vectors_for
+        from engram.tasks.embedding import count_embedded, embed_policy
+
+        embedder = self.embedder()
+        vectors, stats = vectors_for(texts, item_id, store=Store(), embedder=embedder,
+                                     policy=embed_policy(self.settings))
+        count_embedded(embedder.name, stats.embedded)
+        return vectors, stats
+
+    def schedule_embedding(self) -> None:
+        from engram.tasks.embedding import schedule_batch
+
+        schedule_batch()
+
+    def cognify(self, run_id: uuid.UUID, stages: list[str]) -> None:
+        """Run a cognify run's stages in this process, in order (the same stage tasks as the chain)."""
+        from engram.tasks.engine import cognify_inline
+
+        cognify_inline(run_id, stages)
+
+    def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
+        """Store a document a stage wrote: (item id, its cognify run id, stages still to run);
+        an unchanged known document has none (a failed one is reopened)."""
+        from engram.pipelines.cognify.flow import open_run
+
+        item_id, created = uow.graph.add_item(self.dataset_id, item.digest, item.text, name=item.name, mime=item.mime,
+                                              source=source, node_sets=node_sets)
+        previous = None if created else uow.runs.latest_for_item(item_id)
+        if previous is not None:
+            if previous["status"] == "failed":
+                return item_id, previous["id"], uow.runs.reopen(previous["id"])
+            return item_id, previous["id"], []
+        run_id = uuid.uuid4()
+        return item_id, run_id, open_run(uow, run_id, self.dataset_id, item_id, options={},
+                                         params={"doc_type": item.doc_type, "name": item.name})
+
+
+class Context:
+    """The run a stage works for (its row and ids), the stage, settings, ports, after-commit hooks."""
+
+    def __init__(self, run: dict, settings: Settings, ports: Ports, stage: Stage | None = None):
+        self.run, self.settings, self.ports, self.stage = run, settings, ports, stage
+        self._after: list[Callable[[], None]] = []
+
+    run_id = property(lambda self: self.run["id"])
+    dataset_id = property(lambda self: self.run["dataset_id"])
+    session_ids = property(lambda self: list(self.run.get("session_ids") or []))
+    snapshot = property(lambda self: self.run.get("snapshot") or {})
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        self._after.append(hook)
