@@ -116,6 +116,43 @@ def _ensure_database(admin_url: str, name: str) -> None:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
 
 
+def embedded_to_start(settings: Settings) -> set[str]:
+    """The embedded servers ("postgres", "redis") that resolving would start: those without a
+    configured URL that are not running from the state directory. A process that started them
+    (the demo, a benchmark) stops exactly these when it ends, and leaves running ones alone."""
+    out = set()
+    if settings.database_url is None and not _pid_alive(settings.state_dir / "postgres" / "postmaster.pid"):
+        out.add("postgres")
+    if settings.redis_url is None and not _pid_alive(_redis_paths(settings)[1]):
+        out.add("redis")
+    return out
+
+
+def _pid_alive(pid_file: Path) -> bool:
+    """The process named on the pid file's first line runs (a crash leaves a stale file)."""
+    try:
+        pid = int(pid_file.read_text().split()[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return False
+    try:  # a killed child of this process lingers as a zombie until it is reaped
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def stop_embedded(settings: Settings, which: set[str]) -> None:
+    """Stop the named embedded servers (see embedded_to_start)."""
+    if "postgres" in which:
+        from engram.adapters.store.engine import dispose_engine
+
+        dispose_engine()  # this process's pooled connections would hold up a fast shutdown
+        stop_embedded_postgres(settings)
+    if "redis" in which:
+        stop_embedded_redis(settings)
+
+
 def stop_embedded_postgres(settings: Settings) -> bool:
     pgdata = settings.state_dir / "postgres"
     pid_file = pgdata / "postmaster.pid"

@@ -10,10 +10,14 @@ pipeline: `engram worker` is launched, then a cold set of documents (first inges
           remember → classify → chunk → extract → embed_and_load (Redis broker, Postgres +
           pgvector, LLM answered from a cassette).
 floor:    in this process, the same model on every core: each unique text embedded once (a
-          text the cold set already had is not embedded again for the warm set), timed both as
-          N forks on one torch thread each and as one process on N threads, the faster counting;
-          then the same rows written through the same load, no Celery. Cold adds the model load
-          (import + weights) to the floor, as the pipeline's cold wall includes it.
+          text an earlier set already had is not embedded again), timed both as N forks on one
+          torch thread each and as one process on N threads, the faster counting; then the same
+          rows written through the same load, no Celery. Cold adds the model load (import +
+          weights) to the floor, as the pipeline's cold wall includes it.
+rounds:   `--rounds N` runs N warm sets (other documents each), and each set's floor right after
+          its pipeline run, with the worker idle in between (the memory sampler paused): the
+          machine's speed drifts over minutes, so a pipeline run and its floor measured seconds
+          apart pair up. The report gives each set's ratio and the median over the warm sets.
 memory:   the worker process tree sampled every 0.2 s: summed RSS (counts pages shared by the
           forked pool once per process) and summed PSS (shared pages split: the real total).
 Figures go to stdout and bench/results/ingest-<timestamp>.json.
@@ -24,13 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 
-from ingest_floor import measure_floor, prepare_floor, unique_texts
+from ingest_floor import FloorProcess, prepare_floor, unique_texts
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "corpus"))
@@ -87,6 +92,34 @@ def _kb(path: str, field: str) -> int:
     return 0
 
 
+def cpu_by_command() -> dict[str, float]:
+    """CPU seconds (user + system) used so far by every process on the host, summed by command
+    name and counting reaped children: sampled around a set, it shows where the cores went."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2:].split()
+        used = sum(int(x) for x in fields[11:13]) / tick  # utime, stime
+        key = "celery" if name.startswith(("celery", "engram", "python")) and pid != str(os.getpid()) else name
+        if pid == str(os.getpid()):
+            key = "bench"
+        out[key] = out.get(key, 0.0) + used
+    return out
+
+
+def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    delta = {k: round(after.get(k, 0.0) - before.get(k, 0.0), 2) for k in after}
+    return dict(sorted(((k, v) for k, v in delta.items() if v >= 0.1), key=lambda kv: -kv[1]))
+
+
 class TreeMemory(threading.Thread):
     """Peak summed RSS and PSS of a process tree (the worker and its pool)."""
 
@@ -95,6 +128,7 @@ class TreeMemory(threading.Thread):
         self.roots, self.every, self.pss_every = roots, every, pss_every
         self.peak_rss_kb = self.peak_pss_kb = self.processes = 0
         self.stop_event = threading.Event()
+        self.paused = threading.Event()  # set while a floor runs: the sampler's reads would slow it
 
     def run(self) -> None:
         # RSS (/proc/status) is cheap; PSS (smaps_rollup walks every page table: ~0.1 s of kernel
@@ -102,6 +136,8 @@ class TreeMemory(threading.Thread):
         # new peak and otherwise at most every `pss_every` seconds.
         last_pss = 0.0
         while not self.stop_event.wait(self.every):
+            if self.paused.is_set():
+                continue
             pids = [p for r in self.roots for p in _tree(r)]
             rss = sum(_kb(f"/proc/{p}/status", "VmRSS:") for p in pids)
             now = time.monotonic()
@@ -201,6 +237,8 @@ def stored_keys(keys, settings) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=50, help="documents in each of the cold and warm sets")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="warm sets, each followed by its floor (the median ratio is reported)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (celery --concurrency)")
     parser.add_argument("--llm-latency", type=float, default=0.0, help="simulated seconds per LLM call")
     parser.add_argument("--llm-concurrency", type=int, default=4, help="parallel LLM calls inside one task")
@@ -215,8 +253,12 @@ def main() -> None:
                         help="keep earlier runs' stored vectors (default: empty the reuse table first)")
     parser.add_argument("--skip-floor", action="store_true",
                         help="no floor (e.g. with --scale, whose figure is docs/s at each count)")
+    parser.add_argument("--keep-services", action="store_true",
+                        help="leave the embedded Postgres and Redis running when this run started them")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
+    if args.rounds < 1 or args.docs < 1:
+        parser.error("--rounds and --docs must be at least 1")
 
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench").expanduser()))
     from make_bench_corpus import generate
@@ -225,7 +267,21 @@ def main() -> None:
     from engram.cli.demo import start_worker, stop_worker, wait_for_worker
     from engram.settings import get_settings, reset_settings
 
+    from engram.adapters.services import embedded_to_start, stop_embedded
+
+    reset_settings()
+    started = embedded_to_start(get_settings())
     prepare_services()
+    try:
+        _run(args, generate, start_worker, stop_worker, wait_for_worker)
+    finally:
+        if not args.keep_services:
+            stop_embedded(get_settings(), started)
+
+
+def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
+    from engram.settings import get_settings, reset_settings
+
     reset_settings()
     settings = get_settings()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -250,10 +306,13 @@ def main() -> None:
             docs = [(name, chunk_text(t, settings.max_chunk_tokens - 24)[0].text) for name, t in docs]
         return [(name, f"{t}\n\nBenchmark run {run_tag}{label}.") for name, t in docs]
 
-    cold = corpus(max(checkpoints or (args.docs,)), 7, "")
-    warm = [] if checkpoints else corpus(args.docs, 11, ", warm set")
+    sets = [("cold", corpus(max(checkpoints or (args.docs,)), 7, ""))]
+    if not checkpoints:
+        names = ["warm"] if args.rounds == 1 else [f"warm{k}" for k in range(1, args.rounds + 1)]
+        sets += [(name, corpus(args.docs, 11 + 1000 * k, f", {name} set")) for k, name in enumerate(names)]
     cassette = args.out / f"cassette-{run_tag}.json"
-    chunks = build_cassette(cold + warm, settings.max_chunk_tokens, args.llm_latency, cassette)
+    chunks = build_cassette([d for _, docs in sets for d in docs], settings.max_chunk_tokens, args.llm_latency,
+                            cassette)
 
     env = {"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_LLM_CONCURRENCY": str(args.llm_concurrency)}
     os.environ.update(env)
@@ -274,7 +333,9 @@ def main() -> None:
         procs.append(start_worker(concurrency=args.workers, extra_env=env, log_path=args.out / f"worker-{run_tag}.log"))
     memory = TreeMemory([p.pid for p in procs])
     memory.start()
-    phases = {}
+    phases: dict = {}
+    floors: dict = {}
+    floor = None
     try:
         # Ready = every Celery worker answers (each `engram worker` runs a pipeline and an api
         # worker; the llm one its threads): a first ping answered by one of them is not ready.
@@ -285,57 +346,77 @@ def main() -> None:
         for proc in procs:  # each launched process still alive; together `expected` workers
             wait_for_worker(app, proc, timeout=600, workers=expected)
         ready = time.perf_counter() - launched
-        sets = [("cold", cold)] + ([("warm", warm)] if warm else [])
-        from engram.pipelines.cognify.embedding import normalise, text_key  # noqa: F401
-
         for phase, docs in sets:
             wanted = unique_texts(prepare_floor(docs, uuid.uuid4(), settings), set())
             already = stored_keys(wanted, settings)
+            cpu_before = cpu_by_command()
             result = run_pipeline(app, docs, f"bench-{phase}-{run_tag}", checkpoints=checkpoints)
+            result["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
             result["unique_texts_new"] = len(wanted) - already
             phases[phase] = result
+            if not args.skip_floor:  # right after its pipeline run, the workers idle
+                memory.paused.set()
+                time.sleep(1.0)  # the pool's torch threads stop spinning
+                if floor is None:
+                    floor = FloorProcess(settings)
+                cpu_before = cpu_by_command()
+                floors[phase] = floor.run(docs, f"bench-floor-{phase}-{run_tag}")
+                floors[phase]["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
+                memory.paused.clear()
+                time.sleep(1.0)  # this process's torch threads stop spinning before the next set
         phases["cold"]["wall_incl_start_s"] = round(phases["cold"]["wall_s"] + ready, 3)
+        if floors:
+            floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + floor.load_s, 3)
     finally:
         for proc in procs:
             stop_worker(proc)
         mem = memory.stop()
+        cassette.unlink(missing_ok=True)
 
     from engram.adapters.embed import torch_threads
 
-    floors: dict = {}
-    load_s = 0.0
-    if not args.skip_floor:
-        floors, load_s = measure_floor(cold, warm, run_tag, settings)
-    cassette.unlink(missing_ok=True)
-
+    load_s = floor.load_s if floor else 0.0
     slots = args.llm_threads * args.llm_concurrency if args.llm_threads else args.workers * args.llm_concurrency
-    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs_per_set": len(cold), "chunks": chunks,
-              "workers": args.workers, "llm_latency_s": args.llm_latency, "llm_slots": slots,
-              "torch_threads_floor": torch_threads(1), "worker_ready_s": round(ready, 3), "model_load_s": round(load_s, 3),
-              "pipeline": phases, "floor": floors, "memory": mem, "load_average": os.getloadavg()}
-    ratios = {"cold_incl_start_over_floor_incl_load": phases["cold"]["wall_incl_start_s"] / floors["cold"]["wall_incl_load_s"],
-              "cold_over_floor": phases["cold"]["wall_s"] / floors["cold"]["wall_s"]} if floors else {}
-    if "warm" in phases and floors:
-        ratios["warm_over_floor"] = phases["warm"]["wall_s"] / floors["warm"]["wall_s"]
-    if args.llm_latency and floors:
+    report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs_per_set": len(sets[0][1]),
+              "chunks": chunks, "workers": args.workers, "rounds": len(sets) - 1, "llm_latency_s": args.llm_latency,
+              "llm_slots": slots, "torch_threads_floor": torch_threads(1), "worker_ready_s": round(ready, 3),
+              "model_load_s": round(load_s, 3), "pipeline": phases, "floor": floors, "memory": mem,
+              "load_average": os.getloadavg()}
+    ratios: dict = {}
+    if floors:
+        ratios["cold_incl_start_over_floor_incl_load"] = (phases["cold"]["wall_incl_start_s"]
+                                                          / floors["cold"]["wall_incl_load_s"])
         for phase in phases:
-            ideal = max(phases[phase]["llm_calls"] * args.llm_latency / slots, floors[phase]["wall_s"])
-            ratios[f"{phase}_over_max_llm_floor"] = phases[phase]["wall_s"] / ideal
+            ratios[f"{phase}_over_floor"] = phases[phase]["wall_s"] / floors[phase]["wall_s"]
+            if args.llm_latency:
+                ideal = max(phases[phase]["llm_calls"] * args.llm_latency / slots, floors[phase]["wall_s"])
+                ratios[f"{phase}_over_max_llm_floor"] = phases[phase]["wall_s"] / ideal
+        warm = [p for p in phases if p != "cold"]
+        if len(warm) > 1:
+            ratios["warm_median_over_floor"] = statistics.median(ratios[f"{p}_over_floor"] for p in warm)
+            ratios["warm_sum_over_floor_sum"] = (sum(phases[p]["wall_s"] for p in warm)
+                                                 / sum(floors[p]["wall_s"] for p in warm))
+            if args.llm_latency:
+                ratios["warm_median_over_max_llm_floor"] = statistics.median(
+                    ratios[f"{p}_over_max_llm_floor"] for p in warm)
     report["ratios"] = {k: round(v, 3) for k, v in ratios.items()}
     out = args.out / f"ingest-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(report, indent=2))
 
     print(f"{report['date']}  load average {', '.join(f'{x:.1f}' for x in report['load_average'])}")
-    print(f"documents per set: {len(cold)}  chunks: {chunks}  workers: {args.workers}  llm latency: {args.llm_latency}s "
-          f"(C={slots})  worker ready after {ready:.2f}s  floor model load {load_s:.2f}s")
+    print(f"documents per set: {report['docs_per_set']}  chunks: {chunks}  workers: {args.workers}  "
+          f"llm latency: {args.llm_latency}s (C={slots})  worker ready after {ready:.2f}s  "
+          f"floor model load {load_s:.2f}s")
     for phase, p in phases.items():
         f = floors.get(phase)
         print(f"{phase:5} pipeline {p['wall_s']:7.2f}s {p['docs_per_s']:6.2f} docs/s  texts embedded {p['texts_embedded']}"
               f" / unique new {p['unique_texts_new']} (of {p['texts']} texts; {p['vectors_stored']} vectors stored; "
               f"{p['llm_calls']} LLM calls; accepted after {p['accept_s']:.2f}s)")
+        print("      cpu s: " + ", ".join(f"{k} {v:.1f}" for k, v in list(p["cpu_s"].items())[:6]))
         if f:
             print(f"      floor    {f['wall_s']:7.2f}s {f['docs_per_s']:6.2f} docs/s  embed {f['embed_s']:.2f}s of "
-                  f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s")
+                  f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s  ratio {p['wall_s'] / f['wall_s']:.2f}")
+            print("      cpu s: " + ", ".join(f"{k} {v:.1f}" for k, v in list(f["cpu_s"].items())[:6]))
         for mark, c in p.get("checkpoints", {}).items():
             print(f"      {mark:>5} documents done after {c['s']:.2f}s: {c['docs_per_s']:.2f} docs/s")
     if floors:

@@ -120,17 +120,20 @@ def embed_forked(embedder, texts: list[str], processes: int) -> list:
     return out
 
 
-def measure_floor(cold, warm, run_tag, settings) -> tuple[dict, float]:
-    """The floor: a fresh torch in this process and every core, the faster of N forks on one
-    torch thread each and one process on N threads."""
-    load_started = time.perf_counter()
-    from engram.adapters.embed import get_embedder
+class FloorProcess:
+    """The floor in this process: a fresh torch and every core, the faster of N forks on one
+    torch thread each and one process on N threads; texts an earlier set embedded are not
+    embedded again. Building it loads the model (timed as load_s: the cold floor adds it)."""
 
-    embedder = get_embedder(settings)
-    embedder.preload()  # one thread: the forked floor's children start no OpenMP pool of ours
-    load_s = time.perf_counter() - load_started
-    seen: set[bytes] = set()
-    floors = {phase: run_floor(docs, f"bench-floor-{phase}-{run_tag}", settings, embedder, seen)
-              for phase, docs in (("cold", cold), ("warm", warm)) if docs}
-    floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + load_s, 3)
-    return floors, load_s
+    def __init__(self, settings):
+        started = time.perf_counter()
+        from engram.adapters.embed import get_embedder
+
+        self.settings = settings
+        self.embedder = get_embedder(settings)
+        self.embedder.preload()  # one thread: the forked floor's children start no OpenMP pool of ours
+        self.load_s = time.perf_counter() - started
+        self.seen: set[bytes] = set()
+
+    def run(self, docs, dataset: str) -> dict:
+        return run_floor(docs, dataset, self.settings, self.embedder, self.seen)

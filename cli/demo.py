@@ -61,8 +61,9 @@ def run_demo(console: Console, corpus: Path | None) -> int:
 
     corpus = corpus or DEMO_CORPUS
     settings = get_settings()
-    started_pg = settings.database_url is None and not (settings.state_dir / "postgres" / "postmaster.pid").exists()
-    started_redis = settings.redis_url is None
+    from engram.adapters.services import embedded_to_start, stop_embedded
+
+    started = embedded_to_start(settings)
     console.rule("Engram demo")
     urls = prepare_services()
     console.print(f"postgres: {'embedded' if urls.embedded_postgres else 'external'}; "
@@ -91,10 +92,5 @@ def run_demo(console: Console, corpus: Path | None) -> int:
         return 1 if failed else 0
     finally:
         stop_worker(proc)
-        from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
-
-        if started_pg:
-            stop_embedded_postgres(settings)
-        if started_redis and urls.embedded_redis:
-            stop_embedded_redis(settings)
+        stop_embedded(settings, started)
         console.print("worker stopped; demo done")

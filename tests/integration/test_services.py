@@ -46,3 +46,21 @@ def test_embedded_postgres_keeps_its_url_across_a_restart(state_dir):
     assert services.stop_embedded_postgres(s)
     assert services.resolve(s).database_url == first
     assert (state_dir / "postgres.url").read_text() in first.replace("postgresql+psycopg://", "postgresql://")
+
+
+def test_a_process_stops_exactly_the_embedded_servers_it_started(state_dir):
+    """The demo and the benchmarks stop what they started and leave running servers alone."""
+    s = Settings(state_dir=state_dir, database_url=None, redis_url=None)
+    assert services.embedded_to_start(s) == {"postgres", "redis"}
+    assert services.embedded_to_start(Settings(state_dir=state_dir, redis_url=None,
+                                               database_url="postgresql://elsewhere/x")) == {"redis"}
+    services.resolve(s)
+    assert services.embedded_to_start(s) == set()  # running: another process's to stop
+    pid = int((state_dir / "redis" / "redis.pid").read_text())
+    os.kill(pid, signal.SIGKILL)  # a crash leaves its pid file behind
+    assert services.embedded_to_start(s) == {"redis"}
+    services.resolve(s)
+    services.stop_embedded(s, {"postgres", "redis"})
+    assert services.embedded_to_start(s) == {"postgres", "redis"}
+    with pytest.raises(OSError):
+        os.kill(int((state_dir / "redis" / "redis.pid").read_text()), 0)
