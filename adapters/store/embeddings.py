@@ -11,9 +11,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 
-from pgvector.sqlalchemy import Vector
 from sqlalchemy import Connection, LargeBinary, bindparam, text
 from sqlalchemy.dialects.postgresql import ARRAY, BYTEA
+
+from engram.adapters.store.vectors import decode, vector_array
 
 _HASHES = bindparam("h", type_=ARRAY(BYTEA))
 _M, _D = "CAST(:m AS varchar)", "CAST(:d AS int)"
@@ -33,12 +34,12 @@ class EmbeddingRepository:
         if not hashes:
             return {}
         rows = self.conn.execute(
-            text(f"SELECT text_hash, embedding FROM embedding_vectors WHERE {_key()}"
+            text(f"SELECT text_hash, vector_send(embedding) FROM embedding_vectors WHERE {_key()}"
                  f" AND vector_dims(embedding) = {_D} AND text_hash = ANY(:h)")
-            .bindparams(_HASHES).columns(text_hash=LargeBinary, embedding=Vector()),
+            .bindparams(_HASHES).columns(text_hash=LargeBinary),
             {"m": model, "d": dimension, "h": list(hashes)},
         )
-        return {bytes(h): (v.tolist() if hasattr(v, "tolist") else list(v)) for h, v in rows}
+        return {bytes(h): decode(v) for h, v in rows}
 
     def reference(self, model: str, dimension: int, hashes: Iterable[bytes], item: uuid.UUID) -> bool:
         """Record that `item` uses these texts' vectors (forget drops a vector no item uses).
@@ -106,11 +107,10 @@ class EmbeddingRepository:
         hashes = list(vectors)
         stored = self.conn.execute(
             text("INSERT INTO embedding_vectors (model, dimension, text_hash, embedding)"
-                 f" SELECT {_M}, {_D}, r.h, CAST(r.v AS vector) FROM unnest(:h, CAST(:v AS text[])) AS r(h, v)"
+                 f" SELECT {_M}, {_D}, r.h, r.v FROM unnest(:h, CAST(:v AS vector[])) AS r(h, v)"
                  f" WHERE EXISTS (SELECT 1 FROM embedding_refs f WHERE {_key('f.')} AND f.text_hash = r.h)"
                  " ON CONFLICT DO NOTHING").bindparams(_HASHES),
-            {"m": model, "d": dimension, "h": hashes,
-             "v": ["[" + ",".join("%.9g" % x for x in vectors[h]) + "]" for h in hashes]},
+            {"m": model, "d": dimension, "h": hashes, "v": vector_array(self.conn, [vectors[h] for h in hashes])},
         ).rowcount
         self.conn.execute(
             text(f"DELETE FROM embedding_requests WHERE {_key()} AND text_hash = ANY(:h)")

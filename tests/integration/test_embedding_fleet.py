@@ -34,6 +34,20 @@ def _stored(uow, model: str, dimension: int, texts: dict[str, list[float]], item
     uow.embeddings.store(model, dimension, {k: texts[t] for k, t in zip(keys, texts)})
 
 
+def test_a_stored_vector_reads_back_as_exactly_the_float32_values_the_model_gave(store):
+    """Vectors travel in pgvector's binary form: nothing is rounded on the way in or out."""
+    import numpy as np
+
+    texts = {f"Exact {i} {uuid.uuid4().hex}": v for i, v in enumerate(
+        [[0.1, -2.5e-8, 3.4e38, -0.0], [1 / 3, 2 / 3, -1e-30, 123456.789], list(np.linspace(-1, 1, 4))])}
+    with store.unit_of_work() as uow:
+        _stored(uow, MODEL, 4, texts, _item(uow, "exact vectors"))
+    keys = {text_key(normalise(t)): v for t, v in texts.items()}
+    with store.unit_of_work() as uow:
+        found = uow.embeddings.lookup(MODEL, 4, list(keys))
+    assert found == {k: np.asarray(v, dtype=np.float32).tolist() for k, v in keys.items()}
+
+
 def test_the_reuse_table_never_returns_a_vector_of_another_model_or_dimension(store):
     sentence = f"Harbor Dynamics builds ferries {uuid.uuid4().hex}."
     key = text_key(normalise(sentence))
