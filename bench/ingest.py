@@ -18,6 +18,10 @@ rounds:   `--rounds N` runs N warm sets (other documents each), and each set's f
           its pipeline run, with the worker idle in between (the memory sampler paused): the
           machine's speed drifts over minutes, so a pipeline run and its floor measured seconds
           apart pair up. The report gives each set's ratio and the median over the warm sets.
+speed:    one torch thread's forward of a short text and of a 256-token chunk, right after the
+          first set and at the end: this host's speed drifts up to 3x over hours, so runs compare
+          only alongside their probes. `--scale` also prints, per stretch between checkpoints,
+          documents/s and each stage's mean task seconds (a cost growing with the dataset shows).
 memory:   the worker process tree sampled every 0.2 s: summed RSS (counts pages shared by the
           forked pool once per process) and summed PSS (shared pages split: the real total).
 Figures go to stdout and bench/results/ingest-<timestamp>.json.
@@ -34,7 +38,7 @@ import time
 import uuid
 from pathlib import Path
 
-from ingest_floor import FloorProcess, prepare_floor, unique_texts
+from ingest_floor import FloorProcess, prepare_floor, speed_probe, unique_texts
 from process_stats import TreeMemory, cpu_by_command, cpu_delta
 
 HERE = Path(__file__).resolve().parent
@@ -107,6 +111,35 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
            "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0)}
     if checkpoints:
         out["checkpoints"] = {str(k): {"s": round(v, 3), "docs_per_s": round(k / v, 3)} for k, v in sorted(reached.items())}
+        out["intervals"] = interval_costs(run_ids, sorted(reached.items()))
+    return out
+
+
+def interval_costs(run_ids, reached: list[tuple[int, float]]) -> list[dict]:
+    """Per stretch between checkpoints (runs in the order they finished): documents/s in that
+    stretch and each stage's mean task seconds, so a cost that grows with the dataset shows as
+    a rising stage time, apart from the pipeline filling up at the start."""
+    from sqlalchemy import text
+
+    from engram.adapters.store import Store
+    from engram.pipelines.cognify.flow import ADD
+
+    with Store().unit_of_work() as uow:
+        rows = uow.conn.execute(text(
+            "WITH r AS (SELECT id, row_number() OVER (ORDER BY finished_at) AS n FROM pipeline_runs WHERE id = ANY(:r))"
+            " SELECT r.n, s.stage, extract(epoch FROM s.finished_at - s.started_at)"
+            " FROM r JOIN stage_runs s ON s.run_id = r.id"
+            " WHERE s.status = 'completed' AND s.started_at IS NOT NULL AND s.finished_at IS NOT NULL"),
+            {"r": run_ids}).all()
+    out, low, before = [], 0, 0.0
+    for mark, at in reached:
+        stages: dict[str, list[float]] = {}
+        for n, stage, seconds in rows:
+            if low < n <= mark:
+                stages.setdefault(stage, []).append(float(seconds))
+        out.append({"docs": f"{low + 1}-{mark}", "docs_per_s": round((mark - low) / max(1e-9, at - before), 3),
+                    "stage_mean_s": {k: round(sum(v) / len(v), 3) for k, v in stages.items() if k != ADD.name}})
+        low, before = mark, at
     return out
 
 
@@ -237,6 +270,7 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
     memory.start()
     phases: dict = {}
     floors: dict = {}
+    probes: dict = {}
     floor = None
     try:
         # Ready = every Celery worker answers (each `engram worker` runs a pipeline and an api
@@ -256,16 +290,21 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
             result["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
             result["unique_texts_new"] = len(wanted) - already
             phases[phase] = result
+            if floor is None:  # the machine's speed right after the first set (workers idle)
+                memory.paused.set()
+                time.sleep(1.0)
+                floor = FloorProcess(settings)
+                probes["after_first_set"] = speed_probe(floor.embedder)
+                memory.paused.clear()
             if not args.skip_floor:  # right after its pipeline run, the workers idle
                 memory.paused.set()
                 time.sleep(1.0)  # the pool's torch threads stop spinning
-                if floor is None:
-                    floor = FloorProcess(settings)
                 cpu_before = cpu_by_command()
                 floors[phase] = floor.run(docs, f"bench-floor-{phase}-{run_tag}")
                 floors[phase]["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
                 memory.paused.clear()
                 time.sleep(1.0)  # this process's torch threads stop spinning before the next set
+        probes["at_end"] = speed_probe(floor.embedder)
         phases["cold"]["wall_incl_start_s"] = round(phases["cold"]["wall_s"] + ready, 3)
         if floors:
             floors["cold"]["wall_incl_load_s"] = round(floors["cold"]["wall_s"] + floor.load_s, 3)
@@ -282,7 +321,8 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs_per_set": len(sets[0][1]),
               "chunks": chunks, "workers": args.workers, "rounds": len(sets) - 1, "llm_latency_s": args.llm_latency,
               "llm_slots": slots, "torch_threads_floor": torch_threads(1), "worker_ready_s": round(ready, 3),
-              "model_load_s": round(load_s, 3), "pipeline": phases, "floor": floors, "memory": mem,
+              "model_load_s": round(load_s, 3),
+              "speed_probe": probes, "pipeline": phases, "floor": floors, "memory": mem,
               "load_average": os.getloadavg()}
     ratios: dict = {}
     if floors:
@@ -321,9 +361,14 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
             print("      cpu s: " + ", ".join(f"{k} {v:.1f}" for k, v in list(f["cpu_s"].items())[:6]))
         for mark, c in p.get("checkpoints", {}).items():
             print(f"      {mark:>5} documents done after {c['s']:.2f}s: {c['docs_per_s']:.2f} docs/s")
+        for stretch in p.get("intervals", []):
+            print(f"      documents {stretch['docs']:>9}: {stretch['docs_per_s']:.2f} docs/s; mean task s: "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in stretch["stage_mean_s"].items()))
     if floors:
         print(f"cold incl. worker start {phases['cold']['wall_incl_start_s']:.2f}s vs floor incl. model load "
               f"{floors['cold']['wall_incl_load_s']:.2f}s")
+    print("machine speed (one torch thread, ms per forward): " + "; ".join(
+        f"{k} short {v['short_forward_ms']} / 256-token {v['chunk_forward_ms']}" for k, v in probes.items()))
     print("ratios: " + "  ".join(f"{k} {v:.2f}" for k, v in report["ratios"].items()))
     print(f"worker tree peak: PSS {mem['peak_pss_sum_gb']:.2f} GB, RSS summed {mem['peak_rss_sum_gb']:.2f} GB "
           f"({mem['processes']} processes)")

@@ -137,3 +137,22 @@ class FloorProcess:
 
     def run(self, docs, dataset: str) -> dict:
         return run_floor(docs, dataset, self.settings, self.embedder, self.seen)
+
+
+def speed_probe(embedder, repeats: int = 20) -> dict:
+    """How fast this machine is right now, on one torch thread: a short text's forward and a
+    256-token chunk's (ms). This host's speed drifts up to 3x over hours (10 ms vs 30 ms for the
+    short one), so figures from different runs compare only alongside their probes."""
+    from engram.adapters.embed import set_torch_threads
+
+    set_torch_threads(1)
+    short = "Alice works at Lomonosov Moscow State University"
+    chunk = " ".join(["The quick brown fox jumps over the lazy dog near the old river bank."] * 20)
+    embedder.embed([short])
+    out = {}
+    for label, text, n in (("short_forward_ms", short, repeats), ("chunk_forward_ms", chunk, max(1, repeats // 4))):
+        started = time.perf_counter()
+        for _ in range(n):
+            embedder.embed([text])
+        out[label] = round((time.perf_counter() - started) / n * 1000, 1)
+    return out
