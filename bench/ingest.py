@@ -290,18 +290,16 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
             result["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
             result["unique_texts_new"] = len(wanted) - already
             phases[phase] = result
-            if floor is None:  # the machine's speed right after the first set (workers idle)
-                memory.paused.set()
-                time.sleep(1.0)
-                floor = FloorProcess(settings)
-                probes["after_first_set"] = speed_probe(floor.embedder)
-                memory.paused.clear()
-            if not args.skip_floor:  # right after its pipeline run, the workers idle
+            if floor is None or not args.skip_floor:  # right after its pipeline run, the workers idle
                 memory.paused.set()
                 time.sleep(1.0)  # the pool's torch threads stop spinning
-                cpu_before = cpu_by_command()
-                floors[phase] = floor.run(docs, f"bench-floor-{phase}-{run_tag}")
-                floors[phase]["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
+                if floor is None:  # and the machine's speed right after the first set
+                    floor = FloorProcess(settings)
+                    probes["after_first_set"] = speed_probe(floor.embedder)
+                if not args.skip_floor:
+                    cpu_before = cpu_by_command()
+                    floors[phase] = floor.run(docs, f"bench-floor-{phase}-{run_tag}")
+                    floors[phase]["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
                 memory.paused.clear()
                 time.sleep(1.0)  # this process's torch threads stop spinning before the next set
         probes["at_end"] = speed_probe(floor.embedder)

@@ -6,10 +6,10 @@ import os
 import shutil
 import signal
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+from improve_helpers import wait_until
 
 from engram.adapters import services
 from engram.settings import Settings
@@ -59,10 +59,9 @@ def test_a_process_stops_exactly_the_embedded_servers_it_started(state_dir):
     assert services.embedded_to_start(s) == set()  # running: another process's to stop
     pid = int((state_dir / "redis" / "redis.pid").read_text())
     os.kill(pid, signal.SIGKILL)  # a crash leaves its pid file behind
-    deadline = time.monotonic() + 10  # the signal lands asynchronously: wait for the process to go
-    while services.embedded_to_start(s) != {"redis"} and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert services.embedded_to_start(s) == {"redis"}
+    # The signal lands asynchronously: wait for the process to go.
+    wait_until(lambda: services.embedded_to_start(s) == {"redis"}, timeout=10, poll=0.05,
+               what="the killed embedded Redis to count as not running")
     services.resolve(s)
     services.stop_embedded(s, {"postgres", "redis"})
     assert services.embedded_to_start(s) == {"postgres", "redis"}
