@@ -165,7 +165,8 @@ class GraphRepository:
                   "embedding": vectors.get(t.id)} for t in sorted(draft.entity_types, key=_by_id)]
             )
             self.conn.execute(stmt.on_conflict_do_nothing())
-        if draft.entities:
+        upserted = self._entities_to_upsert(draft.entities, vectors)
+        if upserted:
             stmt = insert(entities).values(
                 [
                     {
@@ -177,7 +178,7 @@ class GraphRepository:
                         "description": e.description or "",
                         "embedding": vectors.get(e.id),
                     }
-                    for e in sorted(draft.entities, key=_by_id)
+                    for e in upserted
                 ]
             )
             # The same entity from another document is one node: keep the first description.
@@ -245,6 +246,25 @@ class GraphRepository:
             "edges": len(draft.edges),
             "summaries": len(draft.summaries),
         }
+
+    def _entities_to_upsert(self, drafted: Sequence[Any], vectors: Vectors) -> list[Any]:
+        """The drafted entities whose upsert changes something, in id order.
+
+        An entity already stored with a description and a vector keeps both (the first document
+        to describe it wins), so upserting it again changes nothing, yet ON CONFLICT DO UPDATE
+        would lock its row until this load commits: every load naming a popular entity would wait
+        for the one before it. Such entities are only locked FOR KEY SHARE here (no load waits on
+        another; a forget deleting the entity waits for this load, whose edges point at it)."""
+        drafted = sorted(drafted, key=_by_id)
+        if not drafted:
+            return []
+        complete = set(self.conn.execute(
+            select(entities.c.id)
+            .where(entities.c.id.in_([e.id for e in drafted]), entities.c.description != "",
+                   entities.c.embedding.is_not(None))
+            .with_for_update(read=True, key_share=True)  # FOR KEY SHARE
+        ).scalars())
+        return [e for e in drafted if e.id not in complete]
 
     def _load_intervals(self, dataset: uuid.UUID, chunk_ids: list[uuid.UUID], draft_edges: Sequence[Any]) -> None:
         """Each statement of a fact is one interval row. A reloaded chunk's rows are replaced:
