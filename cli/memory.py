@@ -1,0 +1,151 @@
+"""`engram` commands: remember, status, recall, eval and demo: memory from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from engram.cli.app import _fail, app, console, prepare_services
+
+
+@app.command()
+def remember(
+    target: str = typer.Argument(..., help="a file, a directory, or literal text"),
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    wait: bool = typer.Option(False, "--wait", help="block until every run finishes"),
+) -> None:
+    """Remember a file, directory or text; with --wait, show per-stage progress."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    client = EngramClient(local_reads=True)
+    path = Path(target)
+    try:
+        handle = client.remember(None if path.exists() else target, dataset=dataset, user=user,
+                                 paths=[path] if path.exists() else [])
+    except EngramError as exc:
+        _fail(str(exc))
+    console.print(f"accepted {len(handle.runs)} item(s) into dataset [bold]{dataset}[/bold]")
+    if not wait:
+        for run in handle.runs:
+            console.print(f"  run {run.run_id}  {run.name or ''}{'  (duplicate)' if run.duplicate else ''}")
+        return
+    from engram.cli.progress import follow_runs
+
+    statuses = follow_runs(console, handle.runs)
+    failed = [s for s in statuses if s.status == "failed"]
+    for s in failed:
+        console.print(f"[red]run {s.run_id} failed:[/red] {s.error}")
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command()
+def status(
+    run_id: str = typer.Argument(None),
+    dataset: str = typer.Option(None, "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Per-stage progress of a run, or of a dataset's runs."""
+    prepare_services()
+    import uuid
+
+    from engram.tasks.client import EngramClient, EngramError
+
+    client = EngramClient(local_reads=True)
+    queues = None
+    try:
+        if run_id:
+            runs = [client.run_status(uuid.UUID(run_id), user)]
+        else:
+            overview = client.dataset_overview(dataset, user)
+            runs, queues = overview.runs, overview.queues
+    except (EngramError, ValueError) as exc:
+        _fail(str(exc))
+    if as_json:
+        out = [r.model_dump(mode="json") for r in runs]
+        console.print_json(json.dumps(out if queues is None else {"runs": out, "queues": queues}))
+        return
+    table = Table("run", "status", "stages", "llm calls", "error")
+    for r in runs:
+        stages = " ".join(f"{s.stage}:{s.status}" for s in r.stages)
+        table.add_row(str(r.run_id)[:8], r.status, stages, str(r.llm_calls), r.error or "")
+    console.print(table)
+    if queues is not None:
+        console.print("queued (messages waiting): " + "  ".join(f"{name} {n}" for name, n in queues.items()))
+
+
+@app.command()
+def recall(
+    question: str = typer.Argument(...),
+    dataset: list[str] = typer.Option([], "--dataset", "-d", help="repeatable; none = every dataset you can read"),
+    user: str = typer.Option("default"),
+    search_type: str = typer.Option(None, "--type", "-t", help="a search type; none = the rule router picks"),
+    top_k: int = typer.Option(5, "--top-k", "-k"),
+    session: str = typer.Option(None, "--session", "-s", help="session id: its entries are searched too"),
+    as_of: str = typer.Option(None, "--as-of", help="facts valid at this time (ISO date/time, or a year)"),
+    history: bool = typer.Option(False, "--history", help="include superseded facts, flagged"),
+    skill: list[str] = typer.Option(None, "--skill", help="AGENTIC_COMPLETION: repeatable; offer only these skills"),
+    tool: list[str] = typer.Option(None, "--tool", help="AGENTIC_COMPLETION: repeatable; offer only these tools"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Ask memory a question; prints ranked results with provenance."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    extra = {"session_id": session, "include_history": history or None, "skills": skill or None, "tools": tool or None,
+             "as_of": f"{as_of}-01-01T00:00:00Z" if as_of and as_of.isdigit() else as_of}
+    try:
+        result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k,
+                                       **{k: v for k, v in extra.items() if v is not None})
+    except EngramError as exc:
+        _fail(str(exc))
+    if as_json:
+        console.print_json(result.model_dump_json())
+        return
+    from engram.cli.progress import render_recall
+
+    render_recall(console, result)
+
+
+@app.command("eval")
+def eval_(
+    qa_file: Path = typer.Argument(None, exists=True, dir_okay=False,
+                                   help="JSON lines of {question, answer} (default: the shipped demo QA set)"),
+    dataset: list[str] = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+    search_type: str = typer.Option(None, "--type", "-t"),
+    top_k: int = typer.Option(5, "--top-k", "-k", help="k of answer-in-context@k, and the recall depth"),
+    out: Path = typer.Option(None, "--out", "-o", help="JSON report (default: eval-<dataset>.json)"),
+) -> None:
+    """Recall every question of a QA file; print EM, F1 and answer-in-context@k; write a report."""
+    prepare_services()
+    from engram.cli.progress import render_eval
+    from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
+    from engram.cli.demo import DEMO_QA
+    from engram.tasks.client import EngramClient
+
+    qa_file = qa_file or DEMO_QA
+    try:
+        qa = load_qa(qa_file.read_text().splitlines())
+    except BadQAFile as exc:
+        _fail(f"{qa_file}: {exc}")
+    client = EngramClient(local_reads=True)
+    report = evaluate(qa, lambda q: client.recall(q, datasets=dataset, user=user, search_type=search_type,
+                                                   top_k=top_k), top_k)
+    report.update(qa_file=str(qa_file), datasets=dataset, search_type=search_type)
+    out = out or Path(f"eval-{'-'.join(dataset)}.json")
+    out.write_text(json.dumps(report, indent=2, default=str))
+    render_eval(console, report, out)
+
+
+@app.command()
+def demo(corpus: Path = typer.Option(None, help="directory of documents (default: the shipped demo corpus)")) -> None:
+    """Start services and a worker, remember a corpus, answer questions, shut down."""
+    from engram.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(console, corpus))

@@ -1,0 +1,147 @@
+"""`engram` commands: doctor, health, worker, beat, flower, db and services: running and checking the fleet."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.table import Table
+
+from engram.cli.app import _fail, app, console, db_app, prepare_services, services_app
+
+
+@app.command()
+def doctor() -> None:
+    """Check Postgres, pgvector, Redis, migrations, embedder and LLM config."""
+    from engram.cli.doctor import run_checks
+
+    ok = True
+    table = Table("component", "status", "detail")
+    for check in run_checks():
+        ok &= check.ok
+        status = "[green]ok[/green]" if check.ok else "[red]FAIL[/red]"
+        detail = check.detail if check.ok else f"{check.detail}\n[yellow]fix:[/yellow] {check.fix}"
+        table.add_row(check.name, status, detail)
+    console.print(table)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def health(
+    role: str = typer.Argument(..., help="worker (a worker on this host answers a ping), beat (Redis and the "
+                                         "beat lock answer) or flower (its /healthcheck answers)"),
+    port: int = typer.Option(5555, help="flower's port"),
+) -> None:
+    """Container healthcheck: exit 0 when this host's service answers, else 1 with the reason."""
+    import socket
+
+    if role == "flower":
+        import urllib.request
+
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthcheck", timeout=5).read()
+        except OSError as exc:
+            _fail(f"flower does not answer on port {port}: {exc}")
+        return
+    prepare_services(migrate=False)
+    if role == "worker":
+        from engram.celery_app import app as celery_app
+
+        host = socket.gethostname()
+        replies = celery_app.control.ping(timeout=5) or []
+        if not any(node.endswith(f"@{host}") for reply in replies for node in reply):
+            _fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})")
+    elif role == "beat":
+        from engram.adapters.beat import LOCK_KEY
+        from engram.adapters.redis_client import get_redis
+
+        if not get_redis().exists(LOCK_KEY):  # a standby beat is healthy while another holds the lock
+            _fail("no beat holds the scheduling lock")
+    else:
+        _fail(f"unknown role {role!r}: worker, beat or flower")
+    console.print(f"{role}: ok")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def worker(
+    ctx: typer.Context,
+    concurrency: int = typer.Option(2, help="pipeline worker processes"),
+    queues: str = typer.Option("", help="comma-separated queues (default: all; `api` = the api queue)"),
+    api_threads: int = typer.Option(None, help="threads serving the api queue (default ENGRAM_API_THREADS, 8)"),
+    hostname: str = typer.Option(None, "--hostname", "-n", help="node name (default: engram-<random>@%h)"),
+    pool: str = typer.Option(None, "--pool", "-P", help="pool of the pipeline worker (default prefork)"),
+    nice: int = typer.Option(None, hidden=True, help="set by the supervisor for its children"),
+    loglevel: str = typer.Option("info"),
+) -> None:
+    """Start workers: the pipeline queues on processes, the api queue on threads (extra arguments go
+    to celery)."""
+    prepare_services()
+    from engram.adapters.store.engine import check_dimension, get_engine
+    from engram.cli.worker import WorkerSpec, plan, run_one, supervise
+    from engram.settings import get_settings
+
+    settings = get_settings()
+    check_dimension(get_engine(), settings.embedding_dimension)
+    specs = plan(settings, queues=queues, concurrency=concurrency, pool=pool, api_threads=api_threads,
+                 hostname=hostname)
+    if len(specs) > 1:
+        raise typer.Exit(supervise(specs, loglevel, list(ctx.args)))
+    spec = specs[0] if nice is None else WorkerSpec(**{**specs[0].__dict__, "nice": nice})
+    run_one(spec, loglevel, list(ctx.args))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def beat(ctx: typer.Context, loglevel: str = typer.Option("info")) -> None:
+    """Start celery beat (the periodic maintenance schedule)."""
+    prepare_services()
+    from engram.celery_app import app as celery_app
+    from engram.settings import get_settings
+
+    schedule = get_settings().state_dir / "celerybeat-schedule"
+    celery_app.start(["beat", f"--loglevel={loglevel}", f"--schedule={schedule}", *ctx.args])
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def flower(ctx: typer.Context, port: int = typer.Option(5555)) -> None:
+    """Start Flower. Set FLOWER_BASIC_AUTH=user:password (or FLOWER_UNAUTHENTICATED_API=true)."""
+    prepare_services(migrate=False)
+    from engram.celery_app import app as celery_app
+
+    celery_app.start(["flower", f"--port={port}", *ctx.args])
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head")) -> None:
+    """Apply migrations up to REVISION (default head)."""
+    urls = prepare_services(migrate=False)
+    from engram.adapters.store import migrate as migrations
+
+    migrations.upgrade(urls.database_url, revision)
+    console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
+
+
+@db_app.command("downgrade")
+def db_downgrade(revision: str = typer.Argument(..., help="target revision, e.g. base")) -> None:
+    """Revert migrations down to REVISION."""
+    urls = prepare_services(migrate=False)
+    from engram.adapters.store import migrate as migrations
+
+    migrations.downgrade(urls.database_url, revision)
+    console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
+
+
+@services_app.command("start")
+def services_start() -> None:
+    """Start the embedded servers (only those without a configured URL)."""
+    urls = prepare_services()
+    console.print_json(json.dumps({"database_url": urls.database_url, "redis_url": urls.redis_url}))
+
+
+@services_app.command("stop")
+def services_stop() -> None:
+    """Stop the embedded servers started from the state directory."""
+    from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
+    from engram.settings import get_settings
+
+    s = get_settings()
+    console.print(f"postgres stopped: {stop_embedded_postgres(s)}; redis stopped: {stop_embedded_redis(s)}")

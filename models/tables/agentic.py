@@ -1,0 +1,92 @@
+"""Agentic completion (SPEC 8): skills, tools, skill runs and proposals, traces."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    Float,
+    ForeignKey,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+
+from engram.models.tables.base import _created, _ts, metadata
+
+
+skills = Table(
+    "skills",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("procedure", Text, nullable=False),
+    Column("tools", JSONB, nullable=False, server_default="[]"),
+    Column("history", JSONB, nullable=False, server_default="[]"),
+    _created(),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+    UniqueConstraint("dataset_id", "name"),
+)
+
+agent_tools = Table(
+    "agent_tools",
+    metadata,
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", String(200), primary_key=True),
+    Column("description", Text, nullable=False, server_default=""),
+    Column("handler", String(300), nullable=False),
+    Column("arguments", JSONB, nullable=False, server_default="{}"),
+    Column("required", JSONB, nullable=False, server_default="[]"),
+    Column("permission", String(16), nullable=False),
+    _ts("updated_at", nullable=False, server_default=func.now()),
+)
+
+skill_runs = Table(
+    "skill_runs",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("skill_id", UUID(as_uuid=True), ForeignKey("skills.id", ondelete="CASCADE"), nullable=False),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("task", Text, nullable=False),
+    Column("result_summary", Text, nullable=False, server_default=""),
+    Column("score", Float),
+    Column("tool_trace", JSONB, nullable=False, server_default="[]"),
+    Column("error", Text),
+    _ts("started_at"),
+    _ts("finished_at"),
+)
+
+skill_proposals = Table(
+    "skill_proposals",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("skill_id", UUID(as_uuid=True), ForeignKey("skills.id", ondelete="CASCADE"), nullable=False),
+    Column("status", String(16), nullable=False),  # proposed | applied | superseded
+    Column("old_procedure", Text, nullable=False),
+    Column("new_procedure", Text, nullable=False),
+    Column("rationale", Text, nullable=False, server_default=""),
+    Column("confidence", Float, nullable=False),
+    Column("run_ids", JSONB, nullable=False, server_default="[]"),
+    _created(),
+    _ts("applied_at"),
+)
+
+agent_traces = Table(
+    "agent_traces",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
+    Column("session_id", String(200)),
+    Column("function", String(300), nullable=False),
+    Column("inputs", Text, nullable=False),
+    Column("result", Text),
+    Column("error", Text),
+    _created(),
+)

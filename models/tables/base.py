@@ -1,0 +1,20 @@
+"""What every table module shares: the one MetaData and the timestamp column helpers."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    MetaData,
+    func,
+)
+
+metadata = MetaData()
+
+
+def _ts(name: str, **kw) -> Column:
+    return Column(name, DateTime(timezone=True), **kw)
+
+
+def _created() -> Column:
+    return _ts("created_at", nullable=False, server_default=func.now())
