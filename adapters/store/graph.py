@@ -165,7 +165,7 @@ class GraphRepository:
                   "embedding": vectors.get(t.id)} for t in sorted(draft.entity_types, key=_by_id)]
             )
             self.conn.execute(stmt.on_conflict_do_nothing())
-        upserted = self._entities_to_upsert(draft.entities, vectors)
+        upserted = self._entities_to_upsert(draft.entities)
         if upserted:
             stmt = insert(entities).values(
                 [
@@ -247,7 +247,7 @@ class GraphRepository:
             "summaries": len(draft.summaries),
         }
 
-    def _entities_to_upsert(self, drafted: Sequence[Any], vectors: Vectors) -> list[Any]:
+    def _entities_to_upsert(self, drafted: Sequence[Any]) -> list[Any]:
         """The drafted entities whose upsert changes something, in id order.
 
         An entity already stored with a description and a vector keeps both (the first document
