@@ -151,7 +151,8 @@ class SearchRepository(CaptureReads, GraphReads):
         rows = self.conn.execute(
             text(
                 "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[])) AS q(term, qtf)),"
-                " stats AS (SELECT count(*)::float8 AS n, GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
+                " stats AS MATERIALIZED (SELECT count(*)::float8 AS n,"
+                "  GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
                 "  FROM chunks WHERE dataset_id = ANY(:ds) AND lex_length IS NOT NULL),"
                 " p AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, p.dl, q.qtf FROM chunk_terms p"
                 "  JOIN q ON q.term = p.term WHERE p.dataset_id = ANY(:ds)"
