@@ -47,8 +47,19 @@ class Recipe:
 HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0, "graph": 3.0}
 
 _YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
-# Relational wording that names one thing through another ("the director of", "the woman who").
-MULTI_HOP = r"\bthe\s+(?:\w+\s+){0,2}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?[\w\"\u201c]"
+# A year asks about time unless it names a thing: "the 2017 horror film", "Nirvana's 1991 album",
+# "the 2015-16 season" qualify what the question is about (HotpotQA-style questions are full of
+# them) and are no period to filter by; a year followed by a time word or nothing still is one.
+_TIME_WORDS = ("and|or|to|through|until|till|onwards?|in|on|at|by|for|from|with|when|where|while|as|of|"
+               "after|before|since|ad|bc|bce|ce|was|were|is|are|did|had|has")
+ASKED_YEAR = rf"\b{_YEAR}\b(?!(?:[\u2013-]\d{{2,4}})?\s+(?!(?:{_TIME_WORDS})\b)[a-z])"
+# "Before creating the show, its creator..." orders two events and "named after" names; neither
+# asks for a date.
+ASKED_WHEN = r"\b(?:when|before(?!\s+\w+ing\b)|(?<!named )(?<!called )after(?!\s+\w+ing\b))\b"
+# Relational wording that names one thing through another ("the director of", "the woman who",
+# "the writer and director of", "the Austin-born designer who", "a pizza delivery boy who").
+MULTI_HOP = (r"\b(?:the|a|an)\s+(?:[\w'\u2019-]+\s+){0,3}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?"
+             r"[\w\"\u201c]")
 _PASSAGES = "The context is passages from documents."
 _FACTS = ("The context is facts from a knowledge graph, written as subject, relationship, object, each "
           "with the passage it was read from.")
@@ -78,15 +89,16 @@ REGISTRY: dict[SearchType, Recipe] = {
                     r"\bhow\s+(?:is|are|was|were)\b.{0,80}?\brelated\b|\bwhat\s+connects?\b|\bpaths?\s+between\b"),
                rule("relationship", 3.0, r"\brelationships?\b"))),
     SearchType.TEMPORAL: Recipe(
-        temporal.temporal, completes=True, weights={**HYBRID_WEIGHTS, "dated": 1.5},
+        temporal.temporal, completes=True,
         style="The context is dated passages and facts. Mind the years: order events in time and answer "
               "when / before / after / between questions precisely.",
         rules=(rule("year_range", 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
-               rule("timeline", 4.0, r"\b(?:timelines?|decades?)\b"),
+               # "over a decade", "for decades" are durations, not a period asked about.
+               rule("timeline", 4.0, r"\btimelines?\b|(?<!\ba )(?<!\bfor )\bdecades?\b"),
                # "When was the director of X born?" is a two-hop question: the hybrid route's
                # graph expansion serves it better than a date filter.
-               rule("when", 3.0, r"\b(?:when|before|after)\b", unless=MULTI_HOP),
-               rule("year", 3.0, rf"\b{_YEAR}\b", unless=MULTI_HOP))),
+               rule("when", 3.0, ASKED_WHEN, unless=MULTI_HOP),
+               rule("year", 3.0, ASKED_YEAR, unless=MULTI_HOP))),
     SearchType.CHUNKS: Recipe(lanes.chunks, node_sets=True),
     SearchType.SUMMARIES: Recipe(lanes.summaries, node_sets=True),
     SearchType.RAG_COMPLETION: Recipe(lanes.chunks, completes=True, style=_PASSAGES, node_sets=True),

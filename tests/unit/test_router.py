@@ -148,3 +148,18 @@ def test_two_hop_wording_with_a_date_word_stays_on_the_default_route():
         assert route(q).search_type is SearchType.HYBRID_COMPLETION, q
     assert route("when did Alice join").search_type is SearchType.TEMPORAL
     assert route("who ran acme between 2010 and 2020").search_type is SearchType.TEMPORAL
+
+
+def test_a_year_naming_a_thing_is_not_a_period_asked_about():
+    # HotpotQA-style questions qualify what they name by a year; the two-hop route serves them.
+    for q in ["The writer and director of the 2017 horror film 'Get Out' formed a double act with which actor?",
+              "The 1994 prison drama 'The Shawshank Redemption' was adapted from a novella by an author born where?",
+              "Nirvana's 1991 album was produced by whom?",
+              "Who scored most in the 2015\u201316 Premier League season?",
+              "Before creating the HBO drama 'The Wire', its creator spent over a decade as a reporter at which paper?",
+              "Beef Wellington is said to be named after a British field marshal who was born in which city?",
+              "The Austin-born designer who became creative director in 1994 of a fashion house was born where?"]:
+        assert route(q).search_type is SearchType.HYBRID_COMPLETION, q
+    for q in ["What happened in 2011?", "Who was mayor of Springfield in 2023?", "In 1932, who found the neutron?",
+              "the last decade of research", "what happened before the merger", "which decade saw most growth"]:
+        assert route(q).search_type is SearchType.TEMPORAL, q
