@@ -46,6 +46,11 @@ _DATE = re.compile(
 _TRAILING_NUMERAL = re.compile(r"\s\d{1,3}(?:-[A-Z])?$")
 _MONTH_WORD = re.compile(_MONTH + r"\.?")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{2,80})[\"\u201d]")
+# A nickname quoted inside a full name is part of it: Bryan David "Butch" Vig, Earvin "Magic" Johnson.
+_NICKNAMED = re.compile(
+    rf"(?<![\w&])({_CAP_WORD}(?: {_CAP_WORD}){{0,2}}) [\"\u201c]({_CAP_WORD}(?: {_CAP_WORD})?)[\"\u201d]"
+    rf" ({_CAP_WORD}(?: {_CAP_WORD})?)(?![\w&])"
+)
 _INNER_CAP = re.compile(r"(?<=[a-z,;] )([A-Z][\w&\-]+)")
 MAX_TITLE_WORDS = 8
 # Sentence-opening words that read as common words, not names ("Released", "Reviewers", "Following").
@@ -63,7 +68,7 @@ _SENTENCE_STOP = frozenset(
     what who which where why how all some many most each every no not my your us them
     hers later earlier now soon still thus hence instead finally eventually recently
     previously currently initially additionally furthermore moreover nevertheless overall
-    yes please according despite unlike like""".split()
+    yes please according despite unlike like born""".split()
 )
 _ROLES = frozenset(
     """ceo cto cfo coo cio chairman chairwoman chair president vice director founder cofounder
@@ -206,9 +211,11 @@ def _node_for(
     node = nodes.get(key) or (nodes.get(base) if base else None)
     if node is None and len(tokens) == 1 and mention.type != "date":
         # "Ruffin" after "Phillip Gene Ruffin": a surname (or first name) alone is the same person.
+        # A first name alone only for a known person: "Cadbury" is not "Cadbury Dairy Milk".
         node = next((n for n in ordered if n.type in ("person", "concept") and " " in n.name
                      and not _TRAILING_NUMERAL.search(n.name)  # "Jaws" is not "Jaws 2"
-                     and tokens[0] in (normalise_name(n.name).split("_")[0], normalise_name(n.name).split("_")[-1])),
+                     and (tokens[0] == normalise_name(n.name).split("_")[-1]
+                          or (n.type == "person" and tokens[0] == normalise_name(n.name).split("_")[0]))),
                     None)
     if node is None:
         # model_construct: fields are built here, validation would only cost time.
@@ -266,6 +273,10 @@ def _mentions(sentence: str) -> list[_Mention]:
     if _DIGIT.search(sentence):
         for match in _DATE.finditer(sentence):
             found.append(_Mention(match.group(0), "date", match.start(), match.end()))
+            taken.append(match.span())
+    for match in _NICKNAMED.finditer(sentence):
+        if not any(a < match.end() and match.start() < b for a, b in taken):
+            found.append(_Mention(" ".join(match.groups()), "person", match.start(), match.end()))
             taken.append(match.span())
     for match in _QUOTED.finditer(sentence):
         title = match.group(1).strip(" ,.")

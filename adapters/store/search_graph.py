@@ -179,8 +179,9 @@ class GraphReads:
         # A pattern names its first word ("jaws\\_%", "neil\\_%\\_armstrong") or its last ("%\\_mozart"):
         # each side is looked up by its word index first (migration 0013), then LIKE decides.
         plain = [p.replace("\\_", "_") for p in patterns]
-        firsts = sorted({p.split("_", 1)[0] for p in plain if not p.startswith("%")})
-        lasts = sorted({p.rsplit("_", 1)[-1] for p in plain if p.startswith("%")})
+        # A first word that is itself a pattern ("phi%\\_jackson": Phil ~ Philip) goes by the last word.
+        firsts = sorted({p.split("_", 1)[0] for p in plain if "%" not in p.split("_", 1)[0]})
+        lasts = sorted({p.rsplit("_", 1)[-1] for p in plain if "%" in p.split("_", 1)[0]})
         rows = self.conn.execute(
             text(
                 "WITH ents AS (SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"

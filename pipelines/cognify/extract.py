@@ -171,6 +171,11 @@ _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
 _PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
 MAX_TITLE_WORDS = 10
 OPENING_CHARS = 4  # a name opening the first chunk (after at most "The ") is what the document is about
+_QUOTES = re.compile("[\"\u201c\u201d]")
+KNOWN_AS_CHARS = 300  # where an opening sentence says the name its subject is known by
+_KNOWN_AS = re.compile(r"\b(?:(?:commonly|better|simply|popularly|professionally|mononymously|also)\s+)?known"
+                       r"\s+(?:professionally\s+|mononymously\s+)?as\s+[\"\u201c]?"
+                       r"([A-Z][\w.'\u2019-]*(?:\s[A-Z][\w.'\u2019-]*){0,3})")
 
 
 def main_title(title: str | None) -> str | None:
@@ -195,12 +200,16 @@ def _link_main_entities(dataset: uuid.UUID, chunks: list[tuple[uuid.UUID, str]],
     if (name := main_title(title)) is not None:
         names.append(name)
     if chunks:
-        opening = chunks[0][1].lstrip()[: OPENING_CHARS + 60]
+        # Quotes dropped: a nickname inside the opening name (Bryan David "Butch" Vig) is part of it.
+        opening = _QUOTES.sub("", chunks[0][1].lstrip()[: OPENING_CHARS + 80])
         for node in extractions[0].graph.nodes:
             at = opening.find(node.name)
             if node.name and 0 <= at <= OPENING_CHARS and node.type != "date":
                 names.append(" ".join(node.name.split()))
                 break
+        # "Ronaldo Luis Nazario de Lima, commonly known as Ronaldo, ...": the name it goes by.
+        if names and (known := _KNOWN_AS.search(chunks[0][1][:KNOWN_AS_CHARS])):
+            names.append(known.group(1))
     for name in dict.fromkeys(names):
         ent = entity_id(dataset, name)
         if ent not in entities:

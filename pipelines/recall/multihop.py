@@ -26,6 +26,7 @@ MAIN = 1.0  # the bridging entity is what the reached passage is about
 MENTION = 0.25  # ... or merely named in it
 QUESTION_WEIGHT = 1.0  # an entity the question names, against 1.0 for the best first-hop passage
 MAX_ENTITY_PASSAGES = 50  # entities in more passages than this are too common to bridge
+MAX_SURNAME_PASSAGES = 10  # a lone word named in more passages than this is no surname
 SOURCES = 4  # passages whose entities are expanded (seeds and passages the question names)
 RESTART = 0.5  # share of a source's own mass kept in its score
 KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges
@@ -80,6 +81,37 @@ def _first_last(words: list[str]) -> str | None:
     return None
 
 
+# Short forms of first names that share no first three letters with the full one (Phil ~ Philip and
+# Doug ~ Douglas match by their prefix).
+_SHORT_FORMS = {
+    "bill": "william", "billy": "william", "will": "william", "bob": "robert", "bobby": "robert",
+    "rob": "robert", "dick": "richard", "rick": "richard", "jim": "james", "jimmy": "james",
+    "jack": "john", "johnny": "john", "ted": "edward", "ed": "edward", "ned": "edward",
+    "peggy": "margaret", "meg": "margaret", "betty": "elizabeth", "liz": "elizabeth",
+    "beth": "elizabeth", "kate": "katherine", "tony": "anthony", "harry": "henry", "hank": "henry",
+    "larry": "lawrence", "chuck": "charles", "charlie": "charles", "joe": "joseph", "tom": "thomas",
+    "tommy": "thomas", "sandy": "alexander",
+}
+
+
+def _given(words: list[str]) -> str | None:
+    """A person-shaped name's (two to four words, no joiners) first name in full, lower-case."""
+    if 2 <= len(words) <= 4 and not _JOINERS.intersection(words) and words[0].isalpha() \
+            and words[-1].isalpha() and len(words[0]) >= 2:
+        return _SHORT_FORMS.get(words[0], words[0])
+    return None
+
+
+def _same_given(a: str, b: str) -> bool:
+    """Phil ~ Philip, Doug ~ Douglas, Bill ~ William: one first name starts the other (three letters
+    at least), after short forms are spelled out. Two names with the same first word are left to
+    the first-and-last rule (Manchester United Football Club is not Manchester City Football Club)."""
+    if a == b:
+        return False
+    short, full = sorted((_SHORT_FORMS.get(a, a), _SHORT_FORMS.get(b, b)), key=len)
+    return len(short) >= 3 and full.startswith(short)
+
+
 def _initialled(words: list[str]) -> bool:
     """A full name whose middle is initials only ("philip_k._dick"): it may stand for any middle
     name ("Philip Kindred Dick"), where two spelled-out middles differ ("Manchester United
@@ -104,11 +136,14 @@ def _capitalised(word: str) -> bool:
 class Matcher:
     """same_entity against a fixed set of names, by index (the walk's inner loop): the names, in
     their given order, that a linked entity is the same entity as; a name in `surnames` also
-    matches a full name ending in it."""
+    matches a full name ending in it, one in `person_surnames` a person-shaped full name (two to
+    four words, no joiners: "Jack Tramiel" for "Tramiel", never "University of Toronto")."""
 
-    def __init__(self, names: Iterable[str], surnames: Iterable[str] = ()) -> None:
+    def __init__(self, names: Iterable[str], surnames: Iterable[str] = (),
+                 person_surnames: Iterable[str] = ()) -> None:
         self.order = {n: i for i, n in enumerate(dict.fromkeys(names))}
         self.by_alias: dict[str, set[str]] = {}
+        self.by_given: dict[str, set[str]] = {}  # person-shaped names by given-name prefix and surname
         for name in self.order:
             keys = aliases(name)
             words = name.split("_")
@@ -118,7 +153,10 @@ class Matcher:
                     keys.add("\1" + short)  # ... whose middle is initials
             for key in keys:
                 self.by_alias.setdefault(key, set()).add(name)
+            if (given := _given(words)) is not None:
+                self.by_given.setdefault(f"{given[:3]}_{words[-1]}", set()).add(name)
         self.surnames = {n for n in surnames if n in self.order}
+        self.person_surnames = {n for n in person_surnames if n in self.order}
 
     def __call__(self, other: str) -> list[str]:
         found = set(self.by_alias.get(other, ()))  # other is one of a name's aliases
@@ -126,8 +164,13 @@ class Matcher:
         words = other.split("_")
         if (short := _first_last(words)) is not None:
             found.update(self.by_alias.get(("\0" if _initialled(words) else "\1") + short, ()))
+        if (given := _given(words)) is not None:  # "Phil Jackson" ~ "Philip Douglas Jackson"
+            found.update(n for n in self.by_given.get(f"{given[:3]}_{words[-1]}", ())
+                         if _same_given(words[0], n.split("_")[0]))
         if self.surnames and "_" in other:
             found.update(n for n in self.surnames if other.endswith("_" + n))
+        if self.person_surnames and given is not None:
+            found.update(n for n in self.person_surnames if other.endswith("_" + n))
         return sorted(found, key=self.order.__getitem__)
 
 
@@ -205,6 +248,9 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
         words = n.split("_")
         if len(words) == 2 or (_first_last(words) is not None and _initialled(words)):
             patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
+        if (given := _given(words)) is not None:  # "Phil Jackson" finds "Philip Douglas Jackson"
+            patterns.add(f"{given[:3]}%\\_{words[-1]}")
+            keys.update(f"{short}_{words[-1]}" for short, full in _SHORT_FORMS.items() if full == given)
     patterns = sorted(patterns)
     if not keys:
         return []
@@ -224,8 +270,8 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
 
     Step 1, passage mass: a seed weighs 1/(rank+1); a passage about (or naming) an entity the
     question names gains QUESTION_WEIGHT·specificity. Step 2: every entity of those passages
-    carries their mass to the passages that mention it (MAIN when it is what they are about),
-    never back to the passage it came from. A passage's score is its own mass plus what reaches it.
+    carries the mass of the strongest of them to the passages that mention it (MAIN when it is
+    what they are about), never back to the passage it came from. A passage's score is its own mass plus what reaches it.
     """
     mass: dict[uuid.UUID, float] = {}
     bridges: dict[uuid.UUID, Bridge] = {}
@@ -256,9 +302,9 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     weight: dict[str, dict[uuid.UUID, float]] = {}
     display: dict[str, str] = {}
     seed_entity: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
-    surnames: set[str] = set()
+    surnames: dict[str, bool] = {}  # lone proper names in the sources -> cued
     stems = relation_stems(ctx.question, exact)
-    texts = {cid: r["text"] for cid, r in ctx.search.chunks_by_ids(list(sources)).items()} if stems and sources else {}
+    texts = {cid: r["text"] for cid, r in ctx.search.chunks_by_ids(list(sources)).items()} if sources else {}
     for row in ctx.search.chunk_entities(ctx.datasets, list(sources)) if sources else []:
         if not _bridgeable(row):
             continue
@@ -266,12 +312,24 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
         weight.setdefault(row["name"], {})[row["chunk_id"]] = sources[row["chunk_id"]] * cue
         display.setdefault(row["name"], row["display_name"])
         seed_entity[(row["chunk_id"], row["name"])] = row["id"]
-        if cue > 1.0 and "_" not in row["name"] and row["name"][:1].isalpha():
-            surnames.add(row["name"])  # "an opera by Mozart": the cued surname finds the full name
-    matching = Matcher(weight, surnames)
-    for link in _links(ctx, weight, surnames=surnames):
+        if "_" not in row["name"] and row["name"][:1].isalpha() \
+                and not re.search(rf"\b{re.escape(row['name'])}\b", texts.get(row["chunk_id"], "")):
+            # "an opera by Mozart", "founded by Tramiel": a surname alone finds the full name (a cued
+            # one any full name, else a person's). A word the passage also writes in lower case
+            # ("magazine" beside "Harper's Magazine") is a common noun.
+            surnames[row["name"]] = surnames.get(row["name"], False) or cue > 1.0
+    links = _links(ctx, weight, surnames=surnames)
+    # A lone word finds full names ending in it only while it is rare itself: "Mozart" is a
+    # surname; "American" (in every other passage) would make "Scientific American" a bridge.
+    degree = {link["name"]: link["degree"] for link in links}
+    rare = {n: c for n, c in surnames.items() if degree.get(n, MAX_ENTITY_PASSAGES + 1) <= MAX_SURNAME_PASSAGES}
+    matching = Matcher(weight, [n for n, c in rare.items() if c], [n for n, c in rare.items() if not c])
+    for link in links:
         for name in matching(link["name"]):
-            carried = sum(w for origin, w in weight[name].items() if origin != link["chunk_id"])
+            # The strongest passage naming the entity carries it, not the sum of all: an entity every
+            # passage on the topic names ("Boris Pasternak" beside each Doctor Zhivago) is the topic,
+            # where the bridge is named once, in the passage about what the question names.
+            carried = max((w for origin, w in weight[name].items() if origin != link["chunk_id"]), default=0.0)
             if carried <= 0:
                 continue
             gain = carried * _specificity(link["degree"]) * (MAIN if link["main"] else MENTION)

@@ -102,3 +102,30 @@ def test_an_unnamed_passage_about_the_director_is_reached_under_his_full_name(cl
     assert any("Cincinnati" in t for t in texts), texts
     hop = next(i for i in result.items if "Cincinnati" in i.text)
     assert any("Steven Spielberg" in fact for fact in hop.via), hop.via
+
+
+COACHES = [
+    "Douglas Collins is an American basketball coach. He was head coach of the Chicago Bulls from 1986 to "
+    "1989, when the team replaced him with his assistant Phil Jackson.",
+    "Philip Douglas Jackson is a former professional basketball player. He played college basketball for "
+    "the University of North Dakota before joining the New York Knicks.",
+    "Stan Albeck was an American basketball coach who was head coach of the Chicago Bulls for one season "
+    "before Doug Collins took over.",
+    "Johnny Kerr was the first head coach of the Chicago Bulls and later a broadcaster for the team.",
+    "Tex Winter was an assistant coach of the Chicago Bulls known for the triangle offense.",
+]
+
+
+def test_a_passage_about_a_person_under_the_full_form_of_a_first_name_is_reached(client, worker):
+    """The coach passage says "Phil Jackson"; the passage about him opens with "Philip Douglas
+    Jackson" (the entity lookup finds it by the given name's prefix and the surname)."""
+    user, name = f"hop-{uuid.uuid4().hex[:8]}", f"coaches-{uuid.uuid4().hex[:8]}"
+    statuses = worker.client.remember(dataset=name, user=user, items=[{"text": t} for t in COACHES],
+                                      background=False, timeout=300)
+    assert [s.status for s in statuses] == ["completed"] * len(COACHES), [s.error for s in statuses]
+    result = client.recall("Which university did the assistant who replaced Doug Collins as head coach of the "
+                           "Chicago Bulls play college basketball for?", datasets=[name], user=user, top_k=2)
+    texts = [i.text for i in result.items]
+    assert any("University of North Dakota" in t for t in texts), texts
+    hop = next(i for i in result.items if "North Dakota" in i.text)
+    assert "Phil Jackson" in " ".join(hop.via), hop.via

@@ -279,3 +279,68 @@ def test_a_forked_child_prefetches_the_question_vector_too():
         if not ready:
             os.kill(pid, 9)
         os.waitpid(pid, 0)
+
+
+def test_a_quoted_nickname_is_part_of_the_name_and_the_opening_name_is_main():
+    text = 'Bryan David "Butch" Vig (born August 2, 1955) is an American drummer. Born in Viroqua, he formed Garbage.'
+    names = {n.name for n in offline_graph(text).nodes}
+    assert "Bryan David Butch Vig" in names and not names & {"Butch", "Bryan David", "Vig", "Born"}
+    draft = build_graph(uuid.uuid4(), [(uuid.uuid4(), text)], [offline_chunk_extraction(text)], title=None)
+    main = {e.target_id for e in draft.edges if e.properties.get("main")}
+    assert [e.name for e in draft.entities if e.id in main] == ["Bryan David Butch Vig"]
+    assert multihop.same_entity("butch_vig", "bryan_david_butch_vig")  # how other passages name him
+
+
+def test_the_name_an_opening_says_its_subject_is_known_as_is_main_too():
+    text = "Ronaldo Luis Nazario de Lima, commonly known as Ronaldo, is a Brazilian striker. He debuted for Cruzeiro."
+    draft = build_graph(uuid.uuid4(), [(uuid.uuid4(), text)], [offline_chunk_extraction(text)], title=None)
+    main = {e.target_id for e in draft.edges if e.properties.get("main")}
+    assert {e.name for e in draft.entities if e.id in main} == {"Ronaldo Luis Nazario de Lima", "Ronaldo"}
+
+
+def test_a_brand_named_after_its_maker_stays_apart_from_the_maker():
+    names = {n.name for n in offline_graph("Cadbury Dairy Milk is a chocolate made by Cadbury since 1905.").nodes}
+    assert {"Cadbury Dairy Milk", "Cadbury"} <= names
+
+
+def test_a_short_first_name_is_the_same_person_as_the_full_one():
+    match = multihop.Matcher(["phil_jackson", "bill_clinton", "harpers_magazine"])
+    assert match("philip_douglas_jackson") == ["phil_jackson"]
+    assert match("william_jefferson_clinton") == ["bill_clinton"]
+    assert match("harvard_magazine") == [] and match("phoebe_jackson") == []
+
+
+def test_a_cued_lone_word_finds_full_names_only_when_it_is_a_rare_proper_name():
+    ids = {k: uuid.uuid4() for k in ("seed", "vig", "moog", "american")}
+    asked = {}
+
+    class Search:
+        def chunk_entities(self, datasets, chunk_ids):
+            return [{"chunk_id": ids["seed"], "id": uuid.uuid4(), "name": n, "display_name": d, "type": "concept",
+                     "main": False} for n, d in (("vig", "Vig"), ("moog", "Moog"), ("american", "American"))]
+
+        def entities_named(self, datasets, names):
+            return []
+
+        def chunks_by_ids(self, chunk_ids):
+            return {ids["seed"]: {"id": ids["seed"], "text": "Nevermind was produced by Vig with Moog gear and "
+                                                            "American producers; american fans loved it."}}
+
+        def entity_passages(self, datasets, names, patterns, max_degree):
+            asked["patterns"] = set(patterns)
+            seed = [{"chunk_id": ids["seed"], "id": uuid.uuid4(), "name": n, "display_name": n, "type": "concept",
+                     "main": False, "degree": d} for n, d in (("vig", 1), ("moog", 30), ("american", 3))]
+            return seed + [{"chunk_id": ids[k], "id": uuid.uuid4(), "name": n, "display_name": n, "type": "person",
+                            "main": True, "degree": 1}
+                           for k, n in (("vig", "bryan_david_butch_vig"), ("moog", "robert_moog"),
+                                        ("american", "scientific_american"))]
+
+        def facts_in_chunks(self, datasets, chunk_ids, entity_ids, window):
+            return []
+
+    ctx = RecallContext("Who was the producer of Nevermind?", 5, Scope([uuid.uuid4()], {}), Search(), None,
+                        EdgeWindow(include_history=False))
+    reached = [b.chunk_id for b in multihop.expand(ctx, [ids["seed"]], 10) if not b.seed]
+    assert "%\\_vig" in asked["patterns"]
+    # Vig is a surname; Moog is named in 30 passages; "american" is written in lower case beside it.
+    assert reached == [ids["vig"]]
