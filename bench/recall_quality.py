@@ -4,10 +4,13 @@ baselines computed in the same run.
     python bench/recall_quality.py                 # 350 passages, 100 questions, k = 10
     python bench/recall_quality.py --seed 3 --no-titles
     python bench/recall_quality.py --corpus natural    # 214 hand-written passages, 31 questions
+    python bench/recall_quality.py --corpus hotpot     # held-out HotpotQA-style: 600 passages, 60 questions
 
 The corpus (bench/corpus/multihop.py, or with --corpus natural bench/corpus/natural.py: real
 entities in hand-written Wikipedia-style prose, HotpotQA-style bridge and comparison questions
-with lexically similar distractors) is loaded through the real load path in this process
+with lexically similar distractors; --corpus hotpot bench/corpus/hotpot.py: a held-out set in
+HotpotQA's distractor setting, 10 passages per question, written by people who had not seen the
+recall code) is loaded through the real load path in this process
 (offline extractor, build_graph, the embedder, the store gateway's one-transaction load; no
 Celery), one passage per data item named by its title (--no-titles: unnamed). Each question
 runs through `recall_query` per lane and through the default route (no search type).
@@ -150,8 +153,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-titles", action="store_true", help="items without names (no title entity)")
     parser.add_argument("--lanes", default=",".join(LANES), help="comma-separated lanes to run")
     parser.add_argument("--reload", action="store_true", help="load the corpus again (e.g. after extractor changes)")
-    parser.add_argument("--corpus", choices=["multihop", "natural"], default="multihop",
-                        help="generated multi-hop set (default) or the hand-written natural-text set")
+    parser.add_argument("--corpus", choices=["multihop", "natural", "hotpot"], default="multihop",
+                        help="generated multi-hop set (default), the hand-written natural-text set, or the "
+                             "held-out HotpotQA-style set")
     parser.add_argument("--dataset", default=None, help="dataset name (default bench-<corpus>-<seed>)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
