@@ -144,6 +144,7 @@ class Matcher:
         self.order = {n: i for i, n in enumerate(dict.fromkeys(names))}
         self.by_alias: dict[str, set[str]] = {}
         self.by_given: dict[str, set[str]] = {}  # person-shaped names by given-name prefix and surname
+        self.by_run: dict[str, set[str]] = {}  # longer names by their leading and trailing two words
         for name in self.order:
             keys = aliases(name)
             words = name.split("_")
@@ -155,6 +156,8 @@ class Matcher:
                 self.by_alias.setdefault(key, set()).add(name)
             if (given := _given(words)) is not None:
                 self.by_given.setdefault(f"{given[:3]}_{words[-1]}", set()).add(name)
+            for run in (words[:2], words[-2:]) if len(words) > 2 else ():
+                self.by_run.setdefault("_".join(run), set()).add(name)
         self.surnames = {n for n in surnames if n in self.order}
         self.person_surnames = {n for n in person_surnames if n in self.order}
 
@@ -164,6 +167,8 @@ class Matcher:
         words = other.split("_")
         if (short := _first_last(words)) is not None:
             found.update(self.by_alias.get(("\0" if _initialled(words) else "\1") + short, ()))
+            # ... or a name's leading or trailing two words: "Porter Wayne Wagoner" ~ "Porter Wagoner Show"
+            found.update(self.by_run.get(short, ()))
         if (given := _given(words)) is not None:  # "Phil Jackson" ~ "Philip Douglas Jackson"
             found.update(n for n in self.by_given.get(f"{given[:3]}_{words[-1]}", ())
                          if _same_given(words[0], n.split("_")[0]))
@@ -248,6 +253,9 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
         words = n.split("_")
         if len(words) == 2 or (_first_last(words) is not None and _initialled(words)):
             patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
+        for run in (words[:2], words[-2:]) if len(words) > 2 else ():  # "porter_wagoner_show" finds
+            if not _JOINERS.intersection(run):                         # "porter_wayne_wagoner"
+                patterns.add(f"{run[0]}\\_%\\_{run[1]}")
         if (given := _given(words)) is not None:  # "Phil Jackson" finds "Philip Douglas Jackson"
             patterns.add(f"{given[:3]}%\\_{words[-1]}")
             keys.update(f"{short}_{words[-1]}" for short, full in _SHORT_FORMS.items() if full == given)
@@ -271,7 +279,8 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     Step 1, passage mass: a seed weighs 1/(rank+1); a passage about (or naming) an entity the
     question names gains QUESTION_WEIGHT·specificity. Step 2: every entity of those passages
     carries the mass of the strongest of them to the passages that mention it (MAIN when it is
-    what they are about), never back to the passage it came from. A passage's score is its own mass plus what reaches it.
+    what they are about), never back to the passage it came from. A passage's score is its own
+    mass plus what reaches it.
     """
     mass: dict[uuid.UUID, float] = {}
     bridges: dict[uuid.UUID, Bridge] = {}

@@ -310,6 +310,12 @@ def test_a_short_first_name_is_the_same_person_as_the_full_one():
     assert match("harvard_magazine") == [] and match("phoebe_jackson") == []
 
 
+def test_a_full_name_meets_a_longer_name_it_opens_or_closes():
+    match = multihop.Matcher(["porter_wagoner_show", "manchester_united_football_club"])
+    assert match("porter_wayne_wagoner") == ["porter_wagoner_show"]  # the show is named after him
+    assert match("manchester_city_football_club") == []
+
+
 def test_a_cued_lone_word_finds_full_names_only_when_it_is_a_rare_proper_name():
     ids = {k: uuid.uuid4() for k in ("seed", "vig", "moog", "american")}
     asked = {}
