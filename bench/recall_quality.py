@@ -4,7 +4,7 @@ baselines computed in the same run.
     python bench/recall_quality.py                 # 350 passages, 100 questions, k = 10
     python bench/recall_quality.py --seed 3 --no-titles
     python bench/recall_quality.py --corpus natural    # 214 hand-written passages, 31 questions
-    python bench/recall_quality.py --corpus hotpot     # held-out HotpotQA-style: 600 passages, 60 questions
+    python bench/recall_quality.py --corpus hotpot     # held-out HotpotQA-style: 840 passages, 84 questions
 
 The corpus (bench/corpus/multihop.py, or with --corpus natural bench/corpus/natural.py: real
 entities in hand-written Wikipedia-style prose, HotpotQA-style bridge and comparison questions

@@ -1,22 +1,22 @@
-"""A held-out HotpotQA-style set ("distractor" setting): 60 two-hop questions (50 bridge, 10
+"""A held-out HotpotQA-style set ("distractor" setting): 84 two-hop questions (70 bridge, 14
 comparison), each with its own 10 passages (the 2 supporting paragraphs and 8 distractors chosen
 as HotpotQA chose them: by their words' likeness to the question: same titles, same surnames,
-the same club's city, the same author's other novels). All 600 passages form one pool, one
+the same club's city, the same author's other novels). All 840 passages form one pool, one
 passage per item (HotpotQA's set A held 500).
 
     generate(seed) -> (passages [(title, text)], questions [{question, answer, kind, support}])
 
-The same shape as natural.generate. Written on 2026-12-02 by five writers who had not seen
-Engram's recall code, in two batches: the first 36 questions (films and music; books, science
-and business; sports, places and politics), then 24 more (history, art and food; technology,
-transport and television) whose writers were also told that Wikipedia opens a person's
-passage with the full formal name while other passages use the short one. Each batch was
-measured before any change it prompted (README, Benchmarks). Paragraphs are Wikipedia-style
-intros about real entities from general knowledge (a fact may be imprecise); questions are
-phrased as HotpotQA's are, often naming the first entity only by description ("the 1980 novel
-about murders in a medieval monastery"). Each bridge answer occurs in the second supporting
-passage only, no answer occurs in a distractor of its own question (checked by
-`python bench/corpus/hotpot.py`).
+The same shape as natural.generate. Written on 2026-12-02 by seven writers who had not seen
+Engram's recall code, in three batches: 36 questions (films and music; books, science and
+business; sports, places and politics), 24 (history, art and food; technology, transport and
+television: these writers were also told that Wikipedia opens a person's passage with the full
+formal name while other passages use the short one), and 24 (nature, science and medicine;
+music, theatre, comics, college sport and politics). Each batch was measured before any change
+it prompted (README, Benchmarks). Paragraphs are Wikipedia-style intros about real entities
+from general knowledge (a fact may be imprecise); questions are phrased as HotpotQA's are, often
+naming the first entity only by description ("the 1980 novel about murders in a medieval
+monastery"). Each bridge answer occurs in the second supporting passage only, no answer occurs
+in a distractor of its own question (checked by `python bench/corpus/hotpot.py`).
 
 The data: hotpot_groups.jsonl beside this module, one question a line with its 10 passages.
 """

@@ -12,7 +12,7 @@ import pytest
 CORPUS = Path(__file__).resolve().parents[2] / "bench" / "corpus"
 
 
-@pytest.mark.parametrize("name, passages, questions", [("natural", 214, 31), ("hotpot", 600, 60)])
+@pytest.mark.parametrize("name, passages, questions", [("natural", 214, 31), ("hotpot", 840, 84)])
 def test_a_benchmark_set_passes_its_own_checks(name, passages, questions, monkeypatch):
     monkeypatch.syspath_prepend(str(CORPUS))
     module = importlib.import_module(name)
