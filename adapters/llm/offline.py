@@ -46,11 +46,13 @@ _DATE = re.compile(
 _TRAILING_NUMERAL = re.compile(r"\s\d{1,3}(?:-[A-Z])?$")
 _MONTH_WORD = re.compile(_MONTH + r"\.?")
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201c\u201d]{2,80})[\"\u201d]")
-# A nickname quoted inside a full name is part of it: Bryan David "Butch" Vig, Earvin "Magic" Johnson.
+# A nickname quoted inside a full name is part of it: Bryan David "Butch" Vig, Earvin "Magic" Johnson
+# (one surname after it, a generational suffix at most; leading stop words and titles are trimmed).
 _NICKNAMED = re.compile(
     rf"(?<![\w&])({_CAP_WORD}(?: {_CAP_WORD}){{0,2}}) [\"\u201c]({_CAP_WORD}(?: {_CAP_WORD})?)[\"\u201d]"
-    rf" ({_CAP_WORD}(?: {_CAP_WORD})?)(?![\w&])"
+    rf" ({_CAP_WORD}(?: (?:Jr|Sr|II|III|IV)\.?)?)(?![\w&]| [A-Z])"
 )
+_OPENING_PARTICIPLES = frozenset("born raised based located situated nicknamed".split())
 _INNER_CAP = re.compile(r"(?<=[a-z,;] )([A-Z][\w&\-]+)")
 MAX_TITLE_WORDS = 8
 # Sentence-opening words that read as common words, not names ("Released", "Reviewers", "Following").
@@ -68,7 +70,7 @@ _SENTENCE_STOP = frozenset(
     what who which where why how all some many most each every no not my your us them
     hers later earlier now soon still thus hence instead finally eventually recently
     previously currently initially additionally furthermore moreover nevertheless overall
-    yes please according despite unlike like born""".split()
+    yes please according despite unlike like""".split()
 )
 _ROLES = frozenset(
     """ceo cto cfo coo cio chairman chairwoman chair president vice director founder cofounder
@@ -261,6 +263,8 @@ def _keep(mention: _Mention, sentence: str, inner: set[str]) -> bool:
     if mention.type == "date" or " " in mention.name or sentence[: mention.start].strip(_OPENING):
         return True
     word = mention.name
+    if word.lower() in _OPENING_PARTICIPLES:
+        return False  # "Born in Cincinnati, he ..." ("Born This Way" is more than one word)
     return word in inner or word.lower() in _FIRST_NAMES or (len(word) > 1 and word.isupper()) \
         or mention.type != "concept" or not word.lower().endswith(_COMMON_ENDINGS) \
         or sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
@@ -275,9 +279,13 @@ def _mentions(sentence: str) -> list[_Mention]:
             found.append(_Mention(match.group(0), "date", match.start(), match.end()))
             taken.append(match.span())
     for match in _NICKNAMED.finditer(sentence):
-        if not any(a < match.end() and match.start() < b for a, b in taken):
-            found.append(_Mention(" ".join(match.groups()), "person", match.start(), match.end()))
-            taken.append(match.span())
+        given = match.group(1).split(" ")
+        while given and given[0].rstrip(".").lower() in _SENTENCE_STOP | _ROLES | _HONORIFICS | _CONNECTORS:
+            given.pop(0)
+        if given and not any(a < match.end() and match.start() < b for a, b in taken):
+            start = match.start(1) + len(match.group(1)) - len(" ".join(given))
+            found.append(_Mention(" ".join([*given, match.group(2), match.group(3)]), "person", start, match.end()))
+            taken.append((start, match.end()))
     for match in _QUOTED.finditer(sentence):
         title = match.group(1).strip(" ,.")
         if title and title[0].isupper() and len(title.split()) <= MAX_TITLE_WORDS \

@@ -172,10 +172,12 @@ _PARENTHESIS = re.compile(r"\s*\([^)]*\)\s*$")
 MAX_TITLE_WORDS = 10
 OPENING_CHARS = 4  # a name opening the first chunk (after at most "The ") is what the document is about
 _QUOTES = re.compile("[\"\u201c\u201d]")
-KNOWN_AS_CHARS = 300  # where an opening sentence says the name its subject is known by
+KNOWN_AS_CHARS = 300  # how far the opening sentence may run when it says the name its subject goes by
 _KNOWN_AS = re.compile(r"\b(?:(?:commonly|better|simply|popularly|professionally|mononymously|also)\s+)?known"
                        r"\s+(?:professionally\s+|mononymously\s+)?as\s+[\"\u201c]?"
-                       r"([A-Z][\w.'\u2019-]*(?:\s[A-Z][\w.'\u2019-]*){0,3})")
+                       r"([A-Z][\w'\u2019-]*(?: [A-Z][\w'\u2019-]*){0,3})")
+# The opening sentence ends at a full stop before a capital that is not an initial ("Philip K. Dick").
+_FIRST_SENTENCE_END = re.compile(r"(?<!\b[A-Z])[.!?](?=\s+[A-Z\"\u201c])")
 
 
 def main_title(title: str | None) -> str | None:
@@ -208,7 +210,9 @@ def _link_main_entities(dataset: uuid.UUID, chunks: list[tuple[uuid.UUID, str]],
                 names.append(" ".join(node.name.split()))
                 break
         # "Ronaldo Luis Nazario de Lima, commonly known as Ronaldo, ...": the name it goes by.
-        if names and (known := _KNOWN_AS.search(chunks[0][1][:KNOWN_AS_CHARS])):
+        first = chunks[0][1][:KNOWN_AS_CHARS]
+        first = first[: end.start()] if (end := _FIRST_SENTENCE_END.search(first)) else first
+        if names and (known := _KNOWN_AS.search(first)):
             names.append(known.group(1))
     for name in dict.fromkeys(names):
         ent = entity_id(dataset, name)

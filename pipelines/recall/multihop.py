@@ -27,6 +27,7 @@ MENTION = 0.25  # ... or merely named in it
 QUESTION_WEIGHT = 1.0  # an entity the question names, against 1.0 for the best first-hop passage
 MAX_ENTITY_PASSAGES = 50  # entities in more passages than this are too common to bridge
 MAX_SURNAME_PASSAGES = 10  # a lone word named in more passages than this is no surname
+MAX_LOOSE_SURNAMES = 8  # uncued lone names looked up as surnames per question
 SOURCES = 4  # passages whose entities are expanded (seeds and passages the question names)
 RESTART = 0.5  # share of a source's own mass kept in its score
 KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges
@@ -84,8 +85,8 @@ def _first_last(words: list[str]) -> str | None:
 # Short forms of first names that share no first three letters with the full one (Phil ~ Philip and
 # Doug ~ Douglas match by their prefix).
 _SHORT_FORMS = {
-    "bill": "william", "billy": "william", "will": "william", "bob": "robert", "bobby": "robert",
-    "rob": "robert", "dick": "richard", "rick": "richard", "jim": "james", "jimmy": "james",
+    "bill": "william", "billy": "william", "bob": "robert", "bobby": "robert",
+    "dick": "richard", "rick": "richard", "jim": "james", "jimmy": "james",
     "jack": "john", "johnny": "john", "ted": "edward", "ed": "edward", "ned": "edward",
     "peggy": "margaret", "meg": "margaret", "betty": "elizabeth", "liz": "elizabeth",
     "beth": "elizabeth", "kate": "katherine", "tony": "anthony", "harry": "henry", "hank": "henry",
@@ -103,13 +104,26 @@ def _given(words: list[str]) -> str | None:
 
 
 def _same_given(a: str, b: str) -> bool:
-    """Phil ~ Philip, Doug ~ Douglas, Bill ~ William: one first name starts the other (three letters
-    at least), after short forms are spelled out. Two names with the same first word are left to
-    the first-and-last rule (Manchester United Football Club is not Manchester City Football Club)."""
-    if a == b:
+    """Phil ~ Philip, Doug ~ Douglas, Bill ~ William: one first name starts the other (three to five
+    letters), after short forms are spelled out; never a feminine form of a short one (Dan is not
+    Danielle, Chris not Christine) nor a place's word (South Africa is not Southern Africa). Two
+    names with the same first word are left to the first-and-last rule (Manchester United Football
+    Club is not Manchester City Football Club)."""
+    if a == b or a in _NOT_GIVEN or b in _NOT_GIVEN:
         return False
     short, full = sorted((_SHORT_FORMS.get(a, a), _SHORT_FORMS.get(b, b)), key=len)
-    return len(short) >= 3 and full.startswith(short)
+    if short == full:
+        return True  # Bill ~ William
+    return 3 <= len(short) <= 5 and full.startswith(short) \
+        and not (full.endswith(_FEMININE) and not short.endswith(_FEMININE))
+
+
+_NOT_GIVEN = frozenset("north south east west northern southern eastern western new old great upper lower "
+                       "central saint san santa fort port lake mount cape united royal national".split())
+_FEMININE = ("a", "ine", "elle", "ette", "ie")
+# A longer name that is its first two words' namesake: "The Porter Wagoner Show", "Ed Sullivan Theater".
+_EPONYM_ENDINGS = frozenset("show award awards prize trophy medal memorial lecture foundation museum library "
+                            "stadium arena theater theatre hall band orchestra quartet trio experience".split())
 
 
 def _initialled(words: list[str]) -> bool:
@@ -144,7 +158,7 @@ class Matcher:
         self.order = {n: i for i, n in enumerate(dict.fromkeys(names))}
         self.by_alias: dict[str, set[str]] = {}
         self.by_given: dict[str, set[str]] = {}  # person-shaped names by given-name prefix and surname
-        self.by_run: dict[str, set[str]] = {}  # longer names by their leading and trailing two words
+        self.by_run: dict[str, set[str]] = {}  # a person's namesakes by the person's two words
         for name in self.order:
             keys = aliases(name)
             words = name.split("_")
@@ -156,8 +170,8 @@ class Matcher:
                 self.by_alias.setdefault(key, set()).add(name)
             if (given := _given(words)) is not None:
                 self.by_given.setdefault(f"{given[:3]}_{words[-1]}", set()).add(name)
-            for run in (words[:2], words[-2:]) if len(words) > 2 else ():
-                self.by_run.setdefault("_".join(run), set()).add(name)
+            if len(words) == 3 and words[-1] in _EPONYM_ENDINGS and not _JOINERS.intersection(words):
+                self.by_run.setdefault("_".join(words[:2]), set()).add(name)
         self.surnames = {n for n in surnames if n in self.order}
         self.person_surnames = {n for n in person_surnames if n in self.order}
 
@@ -167,7 +181,7 @@ class Matcher:
         words = other.split("_")
         if (short := _first_last(words)) is not None:
             found.update(self.by_alias.get(("\0" if _initialled(words) else "\1") + short, ()))
-            # ... or a name's leading or trailing two words: "Porter Wayne Wagoner" ~ "Porter Wagoner Show"
+            # ... or a namesake's first two words: "Porter Wayne Wagoner" ~ "Porter Wagoner Show"
             found.update(self.by_run.get(short, ()))
         if (given := _given(words)) is not None:  # "Phil Jackson" ~ "Philip Douglas Jackson"
             found.update(n for n in self.by_given.get(f"{given[:3]}_{words[-1]}", ())
@@ -253,9 +267,8 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
         words = n.split("_")
         if len(words) == 2 or (_first_last(words) is not None and _initialled(words)):
             patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
-        for run in (words[:2], words[-2:]) if len(words) > 2 else ():  # "porter_wagoner_show" finds
-            if not _JOINERS.intersection(run):                         # "porter_wayne_wagoner"
-                patterns.add(f"{run[0]}\\_%\\_{run[1]}")
+        if len(words) == 3 and words[-1] in _EPONYM_ENDINGS and not _JOINERS.intersection(words):
+            patterns.add(f"{words[0]}\\_%\\_{words[1]}")  # "porter_wagoner_show" finds "porter_wayne_wagoner"
         if (given := _given(words)) is not None:  # "Phil Jackson" finds "Philip Douglas Jackson"
             patterns.add(f"{given[:3]}%\\_{words[-1]}")
             keys.update(f"{short}_{words[-1]}" for short, full in _SHORT_FORMS.items() if full == given)
@@ -327,6 +340,10 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
             # one any full name, else a person's). A word the passage also writes in lower case
             # ("magazine" beside "Harper's Magazine") is a common noun.
             surnames[row["name"]] = surnames.get(row["name"], False) or cue > 1.0
+    # Every cued lone name, and the uncued ones of the strongest sources only: each is looked up as
+    # "%_name", every full name ending in it (a bounded number of lookups per question).
+    loose = sorted((n for n, c in surnames.items() if not c), key=lambda n: (-max(weight[n].values()), n))
+    surnames = {n: c for n, c in surnames.items() if c or n in set(loose[:MAX_LOOSE_SURNAMES])}
     links = _links(ctx, weight, surnames=surnames)
     # A lone word finds full names ending in it only while it is rare itself: "Mozart" is a
     # surname; "American" (in every other passage) would make "Scientific American" a bridge.

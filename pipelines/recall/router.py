@@ -52,10 +52,12 @@ def _negated(query: str, start: int) -> bool:
 
 
 def _fires(rule: Rule, query: str) -> bool:
-    """A rule fires when at least one of its matches is not negated (and its `unless` does not match)."""
+    """A rule fires when at least one of its matches is not negated (and its `unless` does not match).
+    A match of the pattern's group `skip`, if it has one, does not count (it only consumes text)."""
     if rule.unless is not None and rule.unless.search(query):
         return False
-    return any(not _negated(query, m.start()) for m in rule.pattern.finditer(query))
+    return any(not (m.re.groupindex.get("skip") and m.group("skip")) and not _negated(query, m.start())
+               for m in rule.pattern.finditer(query))
 
 
 def route(query: str, rules: Sequence[tuple[SearchType, Rule]] | None = None) -> RouteDecision:

@@ -156,10 +156,14 @@ def test_a_year_naming_a_thing_is_not_a_period_asked_about():
               "The 1994 prison drama 'The Shawshank Redemption' was adapted from a novella by an author born where?",
               "Nirvana's 1991 album was produced by whom?",
               "Who scored most in the 2015\u201316 Premier League season?",
+              "Who won the Golden Boot at the 2002 FIFA World Cup?",
               "Before creating the HBO drama 'The Wire', its creator spent over a decade as a reporter at which paper?",
               "Beef Wellington is said to be named after a British field marshal who was born in which city?",
               "The Austin-born designer who became creative director in 1994 of a fashion house was born where?"]:
         assert route(q).search_type is SearchType.HYBRID_COMPLETION, q
     for q in ["What happened in 2011?", "Who was mayor of Springfield in 2023?", "In 1932, who found the neutron?",
-              "the last decade of research", "what happened before the merger", "which decade saw most growth"]:
+              "the last decade of research", "what happened before the merger", "which decade saw most growth",
+              "What did we decide in 2023 about pricing?", "Who led the team in 2019 during the playoffs?",
+              "What happened in 2011 Q3?", "sales 2019 vs 2020 report", "What did Alice do after Thanksgiving?",
+              "Was Alice a member of the board in 2019?"]:
         assert route(q).search_type is SearchType.TEMPORAL, q
