@@ -279,13 +279,11 @@ def _mentions(sentence: str) -> list[_Mention]:
             found.append(_Mention(match.group(0), "date", match.start(), match.end()))
             taken.append(match.span())
     for match in _NICKNAMED.finditer(sentence):
-        given = match.group(1).split(" ")
-        while given and given[0].rstrip(".").lower() in _SENTENCE_STOP | _ROLES | _HONORIFICS | _CONNECTORS:
-            given.pop(0)
+        given = _trim_run(sentence, *match.span(1))  # "When Earvin", "CEO Bryan": trimmed as any name
         if given and not any(a < match.end() and match.start() < b for a, b in taken):
-            start = match.start(1) + len(match.group(1)) - len(" ".join(given))
-            found.append(_Mention(" ".join([*given, match.group(2), match.group(3)]), "person", start, match.end()))
-            taken.append((start, match.end()))
+            name = f"{given.name} {match.group(2)} {match.group(3)}"
+            found.append(_Mention(name, "person", given.start, match.end()))
+            taken.append((given.start, match.end()))
     for match in _QUOTED.finditer(sentence):
         title = match.group(1).strip(" ,.")
         if title and title[0].isupper() and len(title.split()) <= MAX_TITLE_WORDS \

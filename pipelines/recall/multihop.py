@@ -123,7 +123,7 @@ def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[st
     keys, patterns = lookup(names, extra_patterns, surnames)
     if not keys:
         return []
-    return [r for r in ctx.search.entity_passages(ctx.datasets, sorted(keys), patterns, MAX_ENTITY_PASSAGES)
+    return [r for r in ctx.search.entity_passages(ctx.datasets, keys, patterns, MAX_ENTITY_PASSAGES)
             if _bridgeable(r)]
 
 
@@ -191,7 +191,8 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     # Every cued lone name, and the uncued ones of the strongest sources only: each is looked up as
     # "%_name", every full name ending in it (a bounded number of lookups per question).
     loose = sorted((n for n, c in surnames.items() if not c), key=lambda n: (-max(weight[n].values()), n))
-    surnames = {n: c for n, c in surnames.items() if c or n in set(loose[:MAX_LOOSE_SURNAMES])}
+    dropped = set(loose[MAX_LOOSE_SURNAMES:])
+    surnames = {n: c for n, c in surnames.items() if n not in dropped}
     links = _links(ctx, weight, surnames=surnames)
     # A lone word finds full names ending in it only while it is rare itself: "Mozart" is a
     # surname; "American" (in every other passage) would make "Scientific American" a bridge.
