@@ -68,6 +68,23 @@ def compute_chunk(text: str, ctx) -> dict:
                         "cut_type": c.cut_type} for c in drafts]}
 
 
+def persist_chunk(uow, ctx, text: str, output: dict) -> dict:
+    # The chunks' own texts are known now: queue them, so the fleet embeds them (the item's
+    # longest, costliest texts) while its extraction waits on the LLM.
+    _queue_vectors(uow, ctx, [c["text"] for c in output["chunks"]])
+    return output
+
+
+def _queue_vectors(uow, ctx, texts: list[str]) -> None:
+    """Queue an item's texts for the fleet's embedding batches; wake a batch once committed.
+    Keyed by the embedder's own name, which the batches claim by (the setting may spell it
+    another way: `local:sentence-transformers/all-MiniLM-L6-v2`)."""
+    embedder = ctx.ports.embedder()
+    if request_vectors(texts, ctx.run["data_item_id"], embeddings=uow.embeddings,
+                       model=embedder.name, dimension=embedder.dimension):
+        ctx.after_commit(ctx.ports.schedule_embedding)
+
+
 # ------------------------------------------------------------------ extract_graph_and_summarize
 
 
@@ -95,14 +112,12 @@ def compute_extract(chunks: list[dict], ctx) -> dict:
 
 
 def persist_extract(uow, ctx, chunks: list[dict], output: dict) -> dict:
-    # The texts to embed are known now: queue them so batches run while the item waits for its load.
+    # The rest of the texts to embed are known now: queue them so batches run while the item
+    # waits for its load.
     run = ctx.run
     _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
                                   title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"])
-    if request_vectors([t for _, t in texts_to_embed(chunk_rows, draft)], run["data_item_id"],
-                       embeddings=uow.embeddings, model=ctx.settings.embedding_model,
-                       dimension=ctx.settings.embedding_dimension):
-        ctx.after_commit(ctx.ports.schedule_embedding)
+    _queue_vectors(uow, ctx, [t for _, t in texts_to_embed(chunk_rows, draft)])
     return output
 
 
@@ -147,7 +162,7 @@ def persist_embed_and_load(uow, ctx, inputs: dict, result: dict) -> dict:
 
 ADD = Stage("add", "ingest", "cognify")  # recorded by remember with the item
 CLASSIFY = Stage("classify", "ingest", "cognify", load=load_classify, compute=compute_classify)
-CHUNK = Stage("chunk", "ingest", "cognify", load=load_chunk, compute=compute_chunk)
+CHUNK = Stage("chunk", "ingest", "cognify", load=load_chunk, compute=compute_chunk, persist=persist_chunk)
 EXTRACT = Stage("extract_graph_and_summarize", "llm", "cognify", load=load_extract, compute=compute_extract,
                 persist=persist_extract)
 EMBED_AND_LOAD = Stage("embed_and_load", "embed", "cognify", load=load_embed_and_load,

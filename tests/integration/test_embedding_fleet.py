@@ -224,3 +224,47 @@ def test_a_killed_embedding_batch_is_redelivered_and_every_item_loads_exactly_on
     # were claimed again by the next batch).
     assert keys[0] == keys[1] > 0
     assert all(o is not None for o in outputs)
+
+
+def test_a_chunk_is_embedded_while_its_extraction_still_waits_on_the_llm(worker_factory, store, tmp_path):
+    """The chunk's text (an item's longest) is queued for the fleet as soon as it is chunked, so
+    it embeds during the LLM wait, under the embedder's own name even when the setting spells
+    the model another way (a request under another spelling is one no batch ever claims)."""
+    import json
+
+    tag = uuid.uuid4().hex[:8]
+    cassette = tmp_path / "slow.json"
+    cassette.write_text(json.dumps({"version": 1, "entries": [{
+        "contains": "", "response_model": "ChunkExtraction", "delay_seconds": 6,
+        "response": {"graph": {"nodes": [], "edges": []},
+                     "summary": {"summary": f"Slow {tag}.", "description": "summary"}}}]}))
+    fleet = worker_factory({"ENGRAM_LLM_MODEL": f"replay:{cassette}",
+                            "ENGRAM_EMBEDDING_MODEL": "local:sentence-transformers/all-MiniLM-L6-v2"},
+                           concurrency=2)
+    content = f"Quillon Varga repaired the lighthouse lens at Cape Orrin. Batch {tag}."
+    handle = fleet.client.remember(content, dataset=f"early-{tag}", create_dataset=True)
+    run_id = handle.runs[0].run_id
+
+    def state() -> tuple[str | None, bool]:
+        with store.unit_of_work() as uow:
+            extract = uow.conn.execute(text(
+                "SELECT status FROM stage_runs WHERE run_id = :r AND stage = 'extract_graph_and_summarize'"),
+                {"r": run_id}).scalar()
+            chunks = uow.runs.stage_output(run_id, "chunk") if extract else None
+            if not chunks:
+                return extract, False
+            key = text_key(normalise(chunks["chunks"][0]["text"]))
+            return extract, bool(uow.embeddings.lookup(MODEL, 384, [key]))
+
+    deadline, seen = time.monotonic() + 120, (None, False)
+    while time.monotonic() < deadline:
+        seen = state()
+        if seen[1] or seen[0] in ("completed", "failed"):
+            break
+        time.sleep(0.1)
+    assert seen == ("running", True), f"extraction {seen[0]}, chunk vector stored: {seen[1]}"
+    (status,) = handle.wait(timeout=120)
+    assert status.status == "completed", status.error
+    with store.unit_of_work() as uow:  # nothing left waiting under the setting's spelling
+        assert uow.conn.execute(text("SELECT count(*) FROM embedding_requests WHERE model LIKE '%sentence-transformers%'")
+                                ).scalar_one() == 0
