@@ -8,7 +8,7 @@ from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
 
-from engram.adapters.broker import QUEUE_ORDER, publish_retry_policy
+from engram.adapters.broker import publish_retry_policy
 from engram.adapters.services import resolve
 from engram.settings import get_settings
 
@@ -123,11 +123,8 @@ def _connections(s) -> dict:
     return {
         "broker_url": broker,
         "result_backend": urls.redis_url,
-        # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel
-        # closes); a worker takes the api and ingest queues before the rest (broker.LightQueuesFirst).
-        "broker_transport_options": {"visibility_timeout": s.visibility_timeout,
-                                     "queue_order_strategy": QUEUE_ORDER}
-        if broker.startswith("redis") else {},
+        # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel closes).
+        "broker_transport_options": {"visibility_timeout": s.visibility_timeout} if broker.startswith("redis") else {},
     }
 
 

@@ -19,11 +19,8 @@ import logging
 
 from celery.worker import state
 from celery.worker.consumer import Consumer as CeleryConsumer
-from kombu.utils.scheduling import round_robin_cycle
 
 log = logging.getLogger("engram.broker")
-
-QUEUE_ORDER = "engram.adapters.broker:LightQueuesFirst"  # the Redis transport's queue_order_strategy
 
 
 def publish_retry_policy(outage_seconds: float) -> dict:
@@ -75,42 +72,3 @@ class Consumer(CeleryConsumer):
         elif self._dropped:
             self._dropped = restore_dropped(self.app, self._dropped)
         return conn
-
-
-class LightQueuesFirst(round_robin_cycle):
-    """The order a worker's Redis connection takes its queues in: the api queue (producer calls
-    that must answer in milliseconds) and the ingest queue (classify and chunk: milliseconds of
-    work that each unlock an item's LLM call) first, the others (embed, llm, maintenance:
-    seconds each) round robin. After `max_streak` light messages in a row the others go first
-    once, so a flood of accepts never starves the stages that finish items.
-
-    With kombu's default round robin, a pool process alternates one ingest task with one embed
-    task, so under an embedding backlog the last items were chunked seconds late and their LLM
-    wait was paid at the end instead of hidden (bench, 50 items: the last chunk started at
-    15.4 s of an 18.4 s set; in this order at 1.7 s). Installed as the Redis transport's
-    `queue_order_strategy` (celery_app).
-    """
-
-    max_streak = 16
-
-    def __init__(self, it=None):
-        super().__init__(it)
-        from engram.settings import get_settings
-
-        settings = get_settings()
-        self.first = (settings.queue_api, settings.queue_ingest)
-        self.streak = 0
-
-    def consume(self, n):
-        items = self.items[:n]
-        light = [q for q in self.first if q in items]
-        heavy = [q for q in items if q not in self.first]
-        return heavy + light if self.streak >= self.max_streak else light + heavy
-
-    def rotate(self, last_used):
-        if last_used in self.first:
-            self.streak += 1
-        else:
-            self.streak = 0
-            super().rotate(last_used)
-        return last_used

@@ -268,29 +268,3 @@ def test_a_chunk_is_embedded_while_its_extraction_still_waits_on_the_llm(worker_
     with store.unit_of_work() as uow:  # nothing left waiting under the setting's spelling
         assert uow.conn.execute(text("SELECT count(*) FROM embedding_requests WHERE model LIKE '%sentence-transformers%'")
                                 ).scalar_one() == 0
-
-
-def test_a_worker_chunks_new_items_before_it_works_off_an_embedding_backlog(worker_factory, store):
-    """The ingest queue's millisecond stages (which unlock each item's LLM call) are taken before
-    a backlog of embed tasks, not one in turn with them (adapters/broker.LightQueuesFirst)."""
-    from datetime import datetime, timezone
-
-    fleet = worker_factory(concurrency=1)
-    backlog = [fleet.app.send_task("engram.embed.batch") for _ in range(300)]
-    tag = uuid.uuid4().hex[:8]
-    handle = fleet.client.remember(dataset=f"order-{tag}", create_dataset=True,
-                                   items=[{"text": f"Item {k} of the queue order test {tag}. Mira Castellan"
-                                           f" founded Saltmere Foods in Port Alder."} for k in range(4)])
-    statuses = handle.wait(timeout=300)
-    assert [s.status for s in statuses] == ["completed"] * 4, [s.error for s in statuses]
-    with store.unit_of_work() as uow:
-        first, last = uow.conn.execute(text(
-            "SELECT min(started_at) FILTER (WHERE stage = 'classify'), max(finished_at) FILTER (WHERE stage = 'chunk')"
-            " FROM stage_runs WHERE run_id = ANY(:r)"), {"r": [s.run_id for s in statuses]}).one()
-    done = [r.date_done for r in backlog]
-    done = [d if isinstance(d, datetime) else datetime.fromisoformat(d) for d in done if d]
-    done = [d if d.tzinfo else d.replace(tzinfo=timezone.utc) for d in done]  # Celery's are UTC
-    between = [d for d in done if first <= d <= last]
-    assert len(done) == len(backlog)  # the backlog was all worked off, after the items' chunking
-    # Round robin ran one embed task after each of the 8 classify and chunk tasks.
-    assert len(between) <= 2, f"{len(between)} embed tasks ran while the items waited to be chunked"

@@ -52,35 +52,3 @@ def test_purge_deletes_exactly_the_results_quoting_forgotten_text():
     assert purge_quoting(redis, [chunk, "Zephyrine Mills", "Al", ""]) == 3
     assert sorted(redis.values) == ["celery-task-meta-3", "engram:lock"]
     assert purge_quoting(redis, []) == 0
-
-
-def _deliveries(backlog: dict[str, int], take: int) -> list[str]:
-    """The queues a worker's Redis connection takes `take` messages from, in order: each BRPOP
-    names the queues in the cycle's order and pops the first non-empty one."""
-    from kombu.utils.scheduling import cycle_by_name
-
-    from engram.adapters.broker import QUEUE_ORDER
-
-    cycle = cycle_by_name(QUEUE_ORDER)()
-    cycle.update(["ingest", "llm", "embed", "maintenance", "celery"])  # a worker's --queues
-    left, out = dict(backlog), []
-    for _ in range(take):
-        queue = next(q for q in cycle.consume(5) if left.get(q))
-        left[queue] -= 1
-        out.append(queue)
-        cycle.rotate(queue)
-    return out
-
-
-def test_a_worker_takes_accepts_and_chunking_before_an_embedding_backlog():
-    taken = _deliveries({"embed": 30, "maintenance": 2, "ingest": 6, "celery": 2}, 12)
-    assert taken[:8] == ["celery"] * 2 + ["ingest"] * 6
-    # The heavy queues still share round robin among themselves.
-    assert taken[8:12] == ["embed", "maintenance", "embed", "maintenance"]
-
-
-def test_a_flood_of_light_messages_never_starves_the_stages_that_finish_items():
-    taken = _deliveries({"ingest": 1000, "embed": 50}, 170)
-    assert taken.count("embed") == 10
-    gaps = [i for i, q in enumerate(taken) if q == "embed"]
-    assert all(b - a == 17 for a, b in zip(gaps, gaps[1:]))
