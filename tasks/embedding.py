@@ -1,9 +1,10 @@
 """The embed queue's batch task: embeds pending texts of any items (pipelines/cognify/embedding).
 
-Extraction queues an item's texts as soon as they are known and schedules one batch task (at
-most one waiting at a time); batch tasks drain the pending texts in length-sorted micro-batches,
-so by the time an item's embed_and_load runs its vectors are usually stored. A batch task killed
-mid-way is redelivered (acks_late); its texts are claimable again as soon as its connection goes.
+Chunking (the chunks' texts) and extraction (the rest) queue an item's texts as soon as they
+are known and schedule one batch task (at most one waiting at a time); batch tasks drain the
+pending texts in length-sorted micro-batches, so by the time an item's embed_and_load runs its
+vectors are usually stored. A batch task killed mid-way is redelivered (acks_late); its texts
+are claimable again as soon as its connection goes.
 """
 
 from __future__ import annotations
