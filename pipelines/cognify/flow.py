@@ -112,12 +112,12 @@ def compute_extract(chunks: list[dict], ctx) -> dict:
 
 
 def persist_extract(uow, ctx, chunks: list[dict], output: dict) -> dict:
-    # The rest of the texts to embed are known now: queue them so batches run while the item
-    # waits for its load.
+    # The graph's texts to embed are known now: queue them so batches run while the item waits
+    # for its load (the chunk stage queued the chunks' own; the load asks for any still missing).
     run = ctx.run
-    _, chunk_rows, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
-                                  title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"])
-    _queue_vectors(uow, ctx, [t for _, t in texts_to_embed(chunk_rows, draft)])
+    _, _, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
+                         title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"])
+    _queue_vectors(uow, ctx, [t for _, t in texts_to_embed([], draft)])
     return output
 
 

@@ -266,5 +266,5 @@ def test_a_chunk_is_embedded_while_its_extraction_still_waits_on_the_llm(worker_
     (status,) = handle.wait(timeout=120)
     assert status.status == "completed", status.error
     with store.unit_of_work() as uow:  # nothing left waiting under the setting's spelling
-        assert uow.conn.execute(text("SELECT count(*) FROM embedding_requests WHERE model LIKE '%sentence-transformers%'")
-                                ).scalar_one() == 0
+        assert uow.conn.execute(text(
+            "SELECT count(*) FROM embedding_requests WHERE model LIKE '%sentence-transformers%'")).scalar_one() == 0
