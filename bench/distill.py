@@ -105,6 +105,7 @@ def run_floor(entries: list[dict], cassette: Path, settings) -> dict:
     from engram.adapters.llm.gateway import LLMGateway
     from engram.adapters.llm.providers import ReplayProvider
     from engram.pipelines.improve import distill as d
+    from engram.pipelines.improve import distill_run as dr
 
     gateway, embedder = LLMGateway(ReplayProvider(cassette)), get_embedder(settings)
     embedder.embed(["warm up"])
@@ -112,11 +113,11 @@ def run_floor(entries: list[dict], cassette: Path, settings) -> dict:
     started = time.perf_counter()
     gated = d.gate(entries, 0)
     sessions = {"floor": {"gated": len(gated)}}
-    curated = d.curate_lane(d.plan_batches({"floor": {"entries": gated}}), gateway.structured, time.time)
-    items = d.writer_inputs(d.merge_lanes([curated], sessions), embedder.embed, lambda v, k: [], lambda v, k: [],
-                            lambda ids: [by_id[i] for i in ids if i in by_id])
-    written = d.write_lane(items, gateway.structured, time.time)
-    decisions = d.decisions_by_session([written], sessions)["floor"]
+    curated = dr.curate_lane(dr.plan_batches({"floor": {"entries": gated}}), gateway.structured, time.time)
+    items = dr.writer_inputs(dr.merge_lanes([curated], sessions), embedder.embed, lambda v, k: [], lambda v, k: [],
+                             lambda ids: [by_id[i] for i in ids if i in by_id])
+    written = dr.write_lane(items, gateway.structured, time.time)
+    decisions = dr.decisions_by_session([written], sessions)["floor"]
     pubs = d.publications(uuid.uuid4(), "floor", decisions)
     embedder.embed([p.statement for p in pubs])
     return {"wall_s": time.perf_counter() - started, "lessons": len(pubs),

@@ -26,6 +26,7 @@ from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.improve import FencedOut
 from engram.pipelines.improve import distill as d
+from engram.pipelines.improve import distill_run as dr
 from engram.pipelines.improve.flow import DISTILL_SESSIONS
 from engram.pipelines.improve.stages import distillation
 from engram.settings import get_settings
@@ -53,7 +54,7 @@ def _renew(run_id: str) -> None:
 
 @engram_task("engram.improve.distill.curate_all", acks_late=True)
 def curate_all(self, run_id: str, batches: list[dict], sessions: dict):
-    lanes = [_sig("curate", run_id=run_id, batches=lane) for lane in d.lanes(batches)]
+    lanes = [_sig("curate", run_id=run_id, batches=lane) for lane in dr.lanes(batches)]
     raise self.replace(chord(group(lanes), _sig("fan_out", run_id=run_id, sessions=sessions)))
 
 
@@ -65,7 +66,7 @@ def curate(self, run_id: str, batches: list[dict]) -> dict:
             structured = gateway_from_settings(get_settings()).structured
         except Exception as exc:  # e.g. a missing cassette: every call of the lane failed
             structured = _raiser(exc)
-        out = d.curate_lane(batches, structured, time.time)
+        out = dr.curate_lane(batches, structured, time.time)
     return dict(out, usage=used.as_dict())
 
 
@@ -80,18 +81,18 @@ def _raiser(exc: Exception):
 def fan_out(self, results: list[dict], run_id: str, sessions: dict):
     """Merge the curator lanes; look up every proposal's writer inputs here (one embedding
     batch, store reads), so writer lanes only call the LLM."""
-    proposals = d.merge_lanes(results, sessions)
+    proposals = dr.merge_lanes(results, sessions)
     stats = {"calls": [c for r in results for c in r["calls"]], "usage": _sum([r["usage"] for r in results])}
     if not proposals:
         return publish([], run_id=run_id, sessions=sessions, stats=stats)
     settings = get_settings()
     with Store().unit_of_work() as uow:
         dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
-        items = d.writer_inputs(proposals, get_embedder(settings).embed,
-                                lambda v, k: uow.learning.similar_lessons(dataset, v, k),
-                                lambda v, k: uow.learning.glossary(dataset, v, k),
-                                lambda ids: uow.learning.entries(dataset, ids))
-    lanes = [_sig("write", run_id=run_id, proposals=lane) for lane in d.lanes(items)]
+        items = dr.writer_inputs(proposals, get_embedder(settings).embed,
+                                 lambda v, k: uow.learning.similar_lessons(dataset, v, k),
+                                 lambda v, k: uow.learning.glossary(dataset, v, k),
+                                 lambda ids: uow.learning.entries(dataset, ids))
+    lanes = [_sig("write", run_id=run_id, proposals=lane) for lane in dr.lanes(items)]
     raise self.replace(chord(group(lanes), _sig("publish", run_id=run_id, sessions=sessions, stats=stats)))
 
 
@@ -104,7 +105,7 @@ def write(self, run_id: str, proposals: list[dict]) -> dict:
             structured = gateway_from_settings(get_settings()).structured
         except Exception as exc:
             structured = _raiser(exc)
-        out = d.write_lane(proposals, structured, time.time)
+        out = dr.write_lane(proposals, structured, time.time)
     return dict(out, usage=used.as_dict())
 
 
@@ -124,10 +125,10 @@ def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict)
     run_uuid = uuid.UUID(run_id)
     calls = stats["calls"] + [c for r in results for c in r["calls"]]
     used = _sum([stats["usage"]] + [r["usage"] for r in results])
-    counts = {"calls": len(calls), "max_in_flight": d.max_in_flight(calls)}
+    counts = {"calls": len(calls), "max_in_flight": dr.max_in_flight(calls)}
     try:
         ctx = improve_context(run_uuid)
-        by_session = d.decisions_by_session(results, sessions)
+        by_session = dr.decisions_by_session(results, sessions)
         per_session, to_start = distillation.publish(ctx, sessions, by_session,
                                                      get_embedder(ctx.settings).embed)
     except FencedOut as exc:
@@ -136,7 +137,7 @@ def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict)
         log.exception("publishing the lessons of run %s failed", run_id)
         return finish_deferred(run_uuid, STAGE, "failed", None, f"{type(exc).__name__}: {exc}", counts, used)
     start_runs(to_start)  # the normal cognify chain, enqueued after commit
-    outcome = d.overall(c["outcome"] for c in per_session.values())
+    outcome = dr.overall(c["outcome"] for c in per_session.values())
     counts.update(outcome=outcome, sessions=per_session,
                   **{k: sum(c[k] for c in per_session.values()) for k in ("gated", "proposals", "accepted", "published")})
     if outcome == d.CALLS_FAILED:

@@ -10,6 +10,7 @@ import pytest
 from engram.adapters.llm.gateway import LLMGateway
 from engram.adapters.llm.providers import ReplayProvider
 from engram.pipelines.improve import distill as d
+from engram.pipelines.improve import distill_run as dr
 from engram.prompts.distillation import ProposedLesson, ProposedLessonList, WrittenLesson
 
 DATASET = uuid.UUID("00000000-0000-0000-0000-00000000000d")
@@ -56,7 +57,7 @@ def gateway(tmp_path, entries):
 
 
 def run(store, gw, window, session="s1"):
-    return d.distill(store, gw.structured, DATASET, session, window, store.watermark)
+    return dr.distill(store, gw.structured, DATASET, session, window, store.watermark)
 
 
 PROPOSAL = {"lessons": [{"working_statement": "Deploys to prod need the ops sign-off",
@@ -205,21 +206,21 @@ def test_curator_answer_model_rejects_malformed_output(bad):
 
 
 def test_lanes_deal_round_robin_to_at_most_five():
-    assert d.lanes(list(range(12))) == [[0, 5, 10], [1, 6, 11], [2, 7], [3, 8], [4, 9]]
-    assert d.lanes([1, 2]) == [[1], [2]] and d.lanes([]) == []
+    assert dr.lanes(list(range(12))) == [[0, 5, 10], [1, 6, 11], [2, 7], [3, 8], [4, 9]]
+    assert dr.lanes([1, 2]) == [[1], [2]] and dr.lanes([]) == []
 
 
 def test_max_in_flight_counts_overlapping_calls():
-    assert d.max_in_flight([[0, 1], [0.5, 2], [1, 3], [2.5, 4]]) == 2
-    assert d.max_in_flight([[0, 10]] + [[i, i + 0.5] for i in range(5)]) == 2
-    assert d.max_in_flight([]) == 0
+    assert dr.max_in_flight([[0, 1], [0.5, 2], [1, 3], [2.5, 4]]) == 2
+    assert dr.max_in_flight([[0, 10]] + [[i, i + 0.5] for i in range(5)]) == 2
+    assert dr.max_in_flight([]) == 0
 
 
 def test_writer_inputs_resolve_members_and_look_up_by_vector():
     window = [entry(1, "q1", "a1"), entry(2, "q2")]
     items = [{"session_id": "s", "proposal": {"working_statement": "w", "member_entry_ids": [str(window[1]["id"])]}}]
     seen = []
-    out = d.writer_inputs(items, lambda texts: [[1.0] for _ in texts], lambda v, k: seen.append(k) or ["old"],
-                          lambda v, k: seen.append(k) or ["Alice"], lambda ids: [e for e in window if str(e["id"]) in ids])
+    out = dr.writer_inputs(items, lambda texts: [[1.0] for _ in texts], lambda v, k: seen.append(k) or ["old"],
+                           lambda v, k: seen.append(k) or ["Alice"], lambda ids: [e for e in window if str(e["id"]) in ids])
     assert out[0]["members"] == [{"id": str(window[1]["id"]), "seq": 2, "question": "q2", "answer": ""}]
     assert (out[0]["similar"], out[0]["glossary"], seen) == (["old"], ["Alice"], [d.SIMILAR_LESSONS, d.GLOSSARY_NAMES])

@@ -2,7 +2,8 @@
 
 gate → load (each session's usable entries above its distillation watermark) → compute returns
 a Deferred: the stage goes on as a Celery canvas (tasks/improve_distill.py) whose lanes call
-the pure pieces of pipelines/improve/distill.py and whose last step runs `publish` below.
+the pure pieces of pipelines/improve/distill.py and distill_run.py and whose last step runs
+`publish` below.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.pipelines.flow import Deferred
 from engram.pipelines.improve import distill as d
+from engram.pipelines.improve import distill_run as dr
 
 
 def _jsonable(entry: Mapping) -> dict:
@@ -46,7 +48,7 @@ def gate(uow, ctx):
 def compute(work: dict, ctx) -> Deferred:
     sessions = {sid: {"from": w["from"], "upto": w["upto"], "gated": len(w["entries"])} for sid, w in work.items()}
     return Deferred("engram.improve.distill.curate_all", {
-        "run_id": str(ctx.run_id), "batches": d.plan_batches(work), "sessions": sessions})
+        "run_id": str(ctx.run_id), "batches": dr.plan_batches(work), "sessions": sessions})
 
 
 # ------------------------------------------------------------------ the canvas's last step
