@@ -43,9 +43,12 @@ class Settings(BaseSettings):
     embedding_dimension: int = Field(default=384, gt=0)
     embedding_batch_size: int = Field(default=64, gt=0)
     embed_batch_max: int = Field(default=512, gt=0, description="most texts one fleet embedding batch claims")
-    embed_batch_min: int = Field(default=64, gt=0, description="a batch claims half of the pending texts, at least "
+    embed_batch_min: int = Field(default=256, gt=0, description="a batch claims half of the pending texts, at least "
                                  "this many (or all, when fewer wait)")
-    embed_batch_window_seconds: float = Field(default=0.02, ge=0, description="a lone request waits this long for company")
+    embed_batch_window_seconds: float = Field(default=0.5, ge=0, description="a request waits at most this long for "
+                                              "company (fewer than embed_batch_min pending)")
+    embed_drain_seconds: float = Field(default=5.0, gt=0, description="one batch task claims batches this long, "
+                                       "then leaves the rest to the next (other queues' tasks run between)")
     embed_wait_timeout_seconds: float = Field(default=600.0, gt=0, description="an item waits this long for its vectors")
     embed_preload: bool = Field(default=True, description="load the local model in the worker before it forks")
 

@@ -34,13 +34,14 @@ def count_embedded(model: str, n: int) -> None:
         best_effort(lambda r: r.incrby(EMBEDDED_KEY + model, n), f"counting {n} embedded texts")
 
 
-def schedule_batch() -> None:
-    """Send a batch task unless one is already waiting in the queue. Only a wake-up: items
-    waiting for vectors serve the queue themselves, so an unreachable Redis skips it."""
+def schedule_batch(countdown: float = 0.0) -> None:
+    """Send a batch task (in `countdown` seconds) unless one is already waiting. Only a wake-up:
+    items waiting for vectors serve the queue themselves, so an unreachable Redis skips it."""
     from engram.celery_app import app
 
-    if best_effort(lambda r: r.set(QUEUED_KEY, "1", nx=True, px=2000), "scheduling an embed batch"):
-        app.send_task("engram.embed.batch")
+    flag_ms = 2000 + int(countdown * 1000)  # outlives the wait: a lost wake-up is sent again after it
+    if best_effort(lambda r: r.set(QUEUED_KEY, "1", nx=True, px=flag_ms), "scheduling an embed batch"):
+        app.send_task("engram.embed.batch", countdown=countdown or None)
 
 
 @engram_task("engram.embed.batch")
@@ -49,6 +50,8 @@ def embed_batch(self) -> dict:
     # Texts queued from now on get another batch task (the flag expires by itself in 2 s).
     best_effort(lambda r: r.delete(QUEUED_KEY), "clearing the batch-queued flag")
     embedder = get_embedder(settings)
-    stats = drain(Store(), embedder, embed_policy(settings))
+    stats, due_in = drain(Store(), embedder, embed_policy(settings), max_seconds=settings.embed_drain_seconds)
     count_embedded(embedder.name, stats.embedded)
+    if due_in is not None:  # texts still wait (inside their window, or this task's time ran out)
+        schedule_batch(countdown=max(0.0, due_in))
     return stats.as_dict()

@@ -124,10 +124,14 @@ class EmbeddingRepository:
         return self.conn.execute(text(f"SELECT count(*) FROM embedding_requests WHERE {_key()}"),
                                  {"m": model, "d": dimension}).scalar_one()
 
-    def claimable(self, model: str, dimension: int) -> bool:
-        """Whether a text of this model waits that no batch holds."""
-        return self.conn.execute(text(f"SELECT 1 FROM embedding_requests WHERE {_key()} LIMIT 1 FOR UPDATE SKIP LOCKED"),
-                                 {"m": model, "d": dimension}).first() is not None
+    def ripens_in(self, model: str, dimension: int, window_seconds: float) -> float | None:
+        """Seconds until the oldest request no batch holds has waited `window_seconds` (0 or
+        less: it has); None when no batch-free request of this model waits."""
+        row = self.conn.execute(
+            text("SELECT extract(epoch FROM requested_at + make_interval(secs => :w) - clock_timestamp())"
+                 f" FROM embedding_requests WHERE {_key()} ORDER BY requested_at LIMIT 1 FOR UPDATE SKIP LOCKED"),
+            {"m": model, "d": dimension, "w": window_seconds}).first()
+        return None if row is None else float(row[0])
 
     def counts(self) -> dict[str, int]:
         row = self.conn.execute(text(

@@ -19,6 +19,7 @@ class MemoryEmbeddings:
         self.requests: dict[tuple, tuple[str, float]] = {}
         self.refs: set[tuple] = set()
         self.items: set[uuid.UUID] = set()
+        self.held: set[bytes] = set()  # texts inside another batch's claim
         self.now = 0.0
 
     def reference(self, model, dimension, hashes, item):
@@ -36,7 +37,8 @@ class MemoryEmbeddings:
                 self.requests.setdefault((model, dimension, h), (t, self.now))
 
     def claim(self, model, dimension, limit, window_seconds, timeout_seconds):
-        mine = sorted(((k, v) for k, v in self.requests.items() if k[:2] == (model, dimension)), key=lambda kv: kv[1][1])
+        mine = sorted(((k, v) for k, v in self.requests.items() if k[:2] == (model, dimension) and k[2] not in self.held),
+                      key=lambda kv: kv[1][1])
         mine = mine[:limit]
         if not mine or (len(mine) < limit and self.now - mine[0][1][1] < window_seconds):
             return []
@@ -45,8 +47,9 @@ class MemoryEmbeddings:
     def pending(self, model, dimension):
         return sum(k[:2] == (model, dimension) for k in self.requests)
 
-    def claimable(self, model, dimension):
-        return any(k[:2] == (model, dimension) for k in self.requests)
+    def ripens_in(self, model, dimension, window_seconds):
+        ages = [at for k, (_, at) in self.requests.items() if k[:2] == (model, dimension) and k[2] not in self.held]
+        return min(ages) + window_seconds - self.now if ages else None
 
     def store(self, model, dimension, vectors):
         for h, v in vectors.items():
@@ -99,23 +102,33 @@ def test_each_distinct_text_is_embedded_once_across_items():
     assert (stats2.unique, stats2.reused, stats2.embedded) == (2, 1, 1)
 
 
-def test_a_lone_request_waits_for_the_window_then_one_batch_takes_every_pending_text():
+def test_an_item_waiting_for_its_vectors_claims_at_once_with_the_other_pending_texts():
     store, embedder = MemoryStore(), CountingEmbedder()
     other = _item(store)
     store.embeddings.request("test:len", 2, {text_key("other item"): "other item"})  # another item's text
     store.embeddings.reference("test:len", 2, [text_key("other item")], other)
-    sleeps: list[float] = []
 
-    def sleep(seconds):
-        sleeps.append(seconds)
-        store.embeddings.now += seconds
-
-    vectors, stats = vectors_for(["mine"], _item(store), store=store, embedder=embedder, sleep=sleep,
-                                 policy=BatchPolicy(window_seconds=0.05, poll_seconds=0.02, batch_max=10),
+    vectors, stats = vectors_for(["mine"], _item(store), store=store, embedder=embedder,
+                                 sleep=lambda s: pytest.fail("an idle wait for company"),
+                                 policy=BatchPolicy(window_seconds=60, batch_min=10, batch_max=10),
                                  clock=lambda: store.embeddings.now)
-    assert len(sleeps) == 3 and stats.batches == 1  # waited out the window, then one batch
-    assert sorted(embedder.calls[0]) == ["mine", "other item"]
+    assert stats.batches == 1 and sorted(embedder.calls[0]) == ["mine", "other item"]
     assert vectors == [[4.0, float(sum(map(ord, "mine")) % 97)]]
+
+
+def test_a_batch_task_leaves_texts_inside_their_window_and_says_when_they_are_due():
+    from engram.pipelines.cognify.embedding import drain, request_vectors
+
+    store, embedder = MemoryStore(), CountingEmbedder()
+    policy = BatchPolicy(window_seconds=0.5, batch_min=256, poll_seconds=0.02)
+    request_vectors(["a lone chunk"], _item(store), embeddings=store.embeddings, model="test:len", dimension=2)
+    store.embeddings.now = 0.1
+    stats, due_in = drain(store, embedder, policy, sleep=lambda s: pytest.fail("slept out the window"),
+                          clock=lambda: store.embeddings.now)
+    assert (stats.batches, embedder.calls) == (0, []) and due_in == pytest.approx(0.4)
+    store.embeddings.now = 0.5  # the wake-up
+    stats, due_in = drain(store, embedder, policy, clock=lambda: store.embeddings.now)
+    assert stats.embedded == 1 and due_in is None
 
 
 def test_a_full_batch_does_not_wait_for_the_window():
@@ -129,6 +142,7 @@ def test_a_full_batch_does_not_wait_for_the_window():
 def test_an_item_forgotten_while_waiting_stops_with_a_clear_error():
     store, embedder = MemoryStore(), CountingEmbedder()
     item = _item(store)
+    store.embeddings.held.add(text_key("orphan"))  # its text is in another batch: the item waits
     clock = iter(range(100))
 
     def sleep(_):
@@ -154,7 +168,8 @@ def test_texts_requested_early_are_embedded_by_a_batch_and_then_reused():
     for i, item in enumerate(items):
         request_vectors([f"chunk {i}", "Acme"], item, embeddings=store.embeddings, model="test:len", dimension=2)
     store.embeddings.now = 1.0  # the window has passed
-    stats = drain(store, embedder, BatchPolicy(window_seconds=0.05), clock=lambda: store.embeddings.now)
+    stats, due_in = drain(store, embedder, BatchPolicy(window_seconds=0.05), clock=lambda: store.embeddings.now)
+    assert due_in is None  # nothing left waiting
     assert stats.batches == 1 and sorted(embedder.calls[0]) == ["Acme", "chunk 0", "chunk 1", "chunk 2"]
     _, later = vectors_for(["chunk 1", "Acme"], items[1], store=store, embedder=embedder, policy=BatchPolicy())
     assert (later.reused, later.embedded) == (2, 0) and len(embedder.calls) == 1
