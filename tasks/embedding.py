@@ -23,6 +23,7 @@ EMBEDDED_KEY = "engram:embed:texts-embedded:"  # + model: texts the fleet's batc
 def embed_policy(settings) -> BatchPolicy:
     return BatchPolicy(batch_max=settings.embed_batch_max, batch_min=settings.embed_batch_min,
                        window_seconds=settings.embed_batch_window_seconds,
+                       drain_seconds=settings.embed_drain_seconds,
                        timeout_seconds=settings.embed_wait_timeout_seconds,
                        lock_timeout_seconds=max(60.0, settings.longest_task_seconds / 2))
 
@@ -50,7 +51,7 @@ def embed_batch(self) -> dict:
     # Texts queued from now on get another batch task (the flag expires by itself in 2 s).
     best_effort(lambda r: r.delete(QUEUED_KEY), "clearing the batch-queued flag")
     embedder = get_embedder(settings)
-    stats, due_in = drain(Store(), embedder, embed_policy(settings), max_seconds=settings.embed_drain_seconds)
+    stats, due_in = drain(Store(), embedder, embed_policy(settings))
     count_embedded(embedder.name, stats.embedded)
     if due_in is not None:  # texts still wait (inside their window, or this task's time ran out)
         schedule_batch(countdown=max(0.0, due_in))

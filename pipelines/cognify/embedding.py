@@ -9,8 +9,9 @@ of them ~4 ms each), so claims of one item's ~60 texts cost ~20 % more per text 
 a few hundred. A batch task never sleeps out a window: it leaves and a wake-up is scheduled for
 when the oldest text is due. An item task waiting for its own vectors does not wait for company
 either: it claims at once (its worker would otherwise idle). A claim is embedded in like-length
-forwards of one call and stored in the claim's transaction. Nothing is held in process memory: a batch killed mid-way loses only its
-transaction, and its texts are claimed again by the next waiting item.
+forwards of one call and stored in the claim's transaction. Nothing is held in process memory:
+a batch killed mid-way loses only its transaction, and its texts are claimed again by the next
+batch.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class BatchPolicy:
     batch_min: int = 256            # a claim takes half of the pending texts, at least this many
     window_seconds: float = 0.5     # how long fewer than batch_min requests wait for company
     poll_seconds: float = 0.02
+    drain_seconds: float = 5.0      # one batch task claims this long, then leaves the rest to the next
     timeout_seconds: float = 600.0  # give up waiting (the stage retries)
     lock_timeout_seconds: float = 300.0  # a batch's transaction may sit idle this long
 
@@ -94,14 +96,14 @@ def request_vectors(texts: list[str], item: uuid.UUID, *, embeddings: Any, model
     return len(missing)
 
 
-def drain(store: Any, embedder: Any, policy: BatchPolicy, *, max_seconds: float = 5.0,
+def drain(store: Any, embedder: Any, policy: BatchPolicy, *,
           sleep: Callable[[float], None] = time.sleep,
           clock: Callable[[], float] = time.monotonic) -> tuple[EmbedStats, float | None]:
     """A batch task's body: run batches while some are due. Returns its stats and, when texts
     still wait inside their window, the seconds until the oldest is due: the caller schedules a
     wake-up then, and the worker does other work meanwhile instead of waiting for company."""
     stats, started = EmbedStats(), clock()
-    while clock() - started < max_seconds:
+    while clock() - started < policy.drain_seconds:
         if run_batch(store, embedder, policy, stats, clock):
             continue
         with store.unit_of_work() as uow:
