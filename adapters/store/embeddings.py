@@ -56,17 +56,20 @@ class EmbeddingRepository:
             )
         return exists is not None
 
-    def request(self, model: str, dimension: int, pending: dict[bytes, str]) -> None:
-        """Queue texts for a batch, unless a vector or a request for them already exists."""
-        if pending:
-            hashes = list(pending)
-            self.conn.execute(
-                text("INSERT INTO embedding_requests (model, dimension, text_hash, text)"
-                     f" SELECT {_M}, {_D}, r.h, r.t FROM unnest(:h, CAST(:t AS text[])) AS r(h, t)"
-                     f" WHERE NOT EXISTS (SELECT 1 FROM embedding_vectors v WHERE {_key('v.')} AND v.text_hash = r.h)"
-                     " ORDER BY r.h ON CONFLICT DO NOTHING").bindparams(_HASHES),
-                {"m": model, "d": dimension, "h": hashes, "t": [pending[h] for h in hashes]},
-            )
+    def request(self, model: str, dimension: int, pending: dict[bytes, str]) -> int:
+        """Queue texts for a batch, unless a vector or a request for them already exists.
+        Returns how many of them have no stored vector (requested now or pending already)."""
+        if not pending:
+            return 0
+        hashes = list(pending)
+        return self.conn.execute(
+            text(f"WITH r AS (SELECT u.h, u.t FROM unnest(:h, CAST(:t AS text[])) AS u(h, t) WHERE NOT EXISTS"
+                 f"   (SELECT 1 FROM embedding_vectors v WHERE {_key('v.')} AND v.text_hash = u.h)),"
+                 " queued AS (INSERT INTO embedding_requests (model, dimension, text_hash, text)"
+                 f"   SELECT {_M}, {_D}, r.h, r.t FROM r ORDER BY r.h ON CONFLICT DO NOTHING)"
+                 " SELECT count(*) FROM r").bindparams(_HASHES),
+            {"m": model, "d": dimension, "h": hashes, "t": [pending[h] for h in hashes]},
+        ).scalar_one()
 
     def claim(self, model: str, dimension: int, limit: int, window_seconds: float,
               timeout_seconds: float) -> list[tuple[bytes, str]]:

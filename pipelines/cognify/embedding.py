@@ -90,10 +90,7 @@ def request_vectors(texts: list[str], item: uuid.UUID, *, embeddings: Any, model
     by_key = {text_key(n): n for n in (normalise(t) for t in texts)}
     if not embeddings.reference(model, dimension, by_key, item):
         return 0
-    found = embeddings.lookup(model, dimension, list(by_key))
-    missing = {k: t for k, t in by_key.items() if k not in found}
-    embeddings.request(model, dimension, missing)
-    return len(missing)
+    return embeddings.request(model, dimension, by_key)  # stored ones are skipped there (no read-back)
 
 
 def drain(store: Any, embedder: Any, policy: BatchPolicy, *,

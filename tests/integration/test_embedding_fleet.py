@@ -86,6 +86,27 @@ def test_a_request_for_a_text_already_stored_is_dropped_not_embedded_again(store
         assert uow.embeddings.lookup(MODEL, 3, [key]) == {key: [1.0, 0.0, 0.0]}
 
 
+def test_a_request_counts_the_texts_still_without_a_vector_and_queues_only_new_ones(store):
+    """What an item's stage learns when it queues its texts (it wakes a batch only if some lack
+    a vector): a stored text is neither queued nor counted; one another item queued already is
+    counted once more but not queued twice."""
+    tag = uuid.uuid4().hex
+    stored, pending, new = f"stored {tag}", f"pending {tag}", f"new {tag}"
+    keys = {text_key(normalise(t)): normalise(t) for t in (stored, pending, new)}
+    with store.unit_of_work() as uow:
+        item = _item(uow, tag)
+        _stored(uow, MODEL, 3, {stored: [1.0, 0.0, 0.0]}, item)
+        assert uow.embeddings.request(MODEL, 3, {text_key(pending): pending}) == 1
+    with store.unit_of_work() as uow:
+        uow.embeddings.reference(MODEL, 3, keys, item)
+        assert uow.embeddings.request(MODEL, 3, keys) == 2
+        assert uow.embeddings.request(MODEL, 3, {}) == 0
+    with store.unit_of_work() as uow:  # and leave no request behind for the tests that count them
+        queued = uow.conn.execute(text("DELETE FROM embedding_requests WHERE model = :m AND text LIKE :t"
+                                       " RETURNING text"), {"m": MODEL, "t": f"% {tag}"}).scalars().all()
+    assert sorted(queued) == [new, pending]
+
+
 def test_claims_take_the_oldest_requests_first_and_a_second_batch_skips_the_locked_ones(store):
     """Requests are claimed in the order they were made (the item that asked first is the first
     whose vectors are all stored), shortest first among those of the same moment; a batch

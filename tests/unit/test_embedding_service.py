@@ -32,9 +32,12 @@ class MemoryEmbeddings:
         return {h: self.vectors[(model, dimension, h)] for h in hashes if (model, dimension, h) in self.vectors}
 
     def request(self, model, dimension, pending):
+        missing = 0
         for h, t in pending.items():
             if (model, dimension, h) not in self.vectors:
                 self.requests.setdefault((model, dimension, h), (t, self.now))
+                missing += 1
+        return missing
 
     def claim(self, model, dimension, limit, window_seconds, timeout_seconds):
         mine = sorted(((k, v) for k, v in self.requests.items() if k[:2] == (model, dimension) and k[2] not in self.held),
