@@ -2,8 +2,9 @@
 
 For every stage of every flow it owns the transitions a stage goes through:
 
-    open (one transaction: lock the run, skip a done stage, the flow's policy, the stage's
-          gate, mark it running, load its inputs)
+    open (one transaction: lock the run and read its stage's row in one statement, skip a
+          done stage, the flow's policy, the stage's gate, mark it running; a pipeline run's
+          stage also loads its inputs here, an improve run's once its claim is renewed)
     → compute (no transaction; under the run's lease: heartbeat, or the improve claim's renewal)
     → persist (one transaction that first checks the run still owns its data: not forgotten,
                or the improve claim's fencing number; then the stage's writes, its output
@@ -54,6 +55,7 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
     book = book or BOOKS["pipeline"]
     store = Store()
     settings = get_settings()
+    inputs: Any = _UNREAD
     try:
         with store.unit_of_work() as uow:
             run = book.open(uow, run_id, stage, settings)
@@ -64,13 +66,18 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
             if decision is not None:
                 return book.finish(uow, run, stage, decision[0], reason=decision[1])
             book.start(uow, run, stage)
+            if book.load_with_open:
+                inputs = _load(uow, stage, ctx)
     except Stop as stop:
         return stop.result
+    except _LoadFailed as failed:  # rolled back with the start: recorded as any stage failure
+        with usage.usage_scope() as used:
+            return _failed(task, store, book, run, stage, failed.error, used.as_dict())
 
     with usage.usage_scope() as used:
         try:
             with book.lease(run, settings):
-                result = _work(store, book, stage, ctx, used)
+                result = _work(store, book, stage, ctx, used, inputs)
         except Stop as stop:
             return stop.result
         except _Deferring as deferring:
@@ -106,10 +113,29 @@ class _Deferring(Exception):
         self.deferred = deferred
 
 
-def _work(store: Store, book: Any, stage: Stage, ctx: Context, used) -> dict:
-    """load → compute → persist, each failure propagating to the one failure path."""
-    with store.unit_of_work() as uow:
-        inputs = stage.load(uow, ctx) if stage.load is not None else None
+_UNREAD = object()  # a stage's inputs not read yet (its book loads them in their own transaction)
+
+
+class _LoadFailed(Exception):
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _load(uow, stage: Stage, ctx: Context) -> Any:
+    """A stage's inputs, read in its opening transaction; a failure leaves that transaction
+    (the stage is not started) and takes the one failure path."""
+    try:
+        return stage.load(uow, ctx) if stage.load is not None else None
+    except Exception as exc:
+        raise _LoadFailed(exc) from exc
+
+
+def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any = _UNREAD) -> dict:
+    """(load →) compute → persist, each failure propagating to the one failure path."""
+    if inputs is _UNREAD:
+        with store.unit_of_work() as uow:
+            inputs = stage.load(uow, ctx) if stage.load is not None else None
     try:
         result = contextvars.copy_context().run(stage.compute, inputs, ctx)
         status, reason = "completed", None

@@ -37,11 +37,14 @@ class PipelineRuns:
     A run completes when its last stage ends; a fatal stage's failure fails it (and stops its
     chain); a run forgotten meanwhile keeps nothing."""
 
+    # A stage's inputs are read in its opening transaction (one transaction less per hop): a
+    # pipeline stage's load is a few reads of its own run's rows.
+    load_with_open = True
+
     def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
-        run = uow.runs.lock(run_id)
+        run, row = uow.runs.lock_with_stage(run_id, stage.name)
         if run is None:
             raise InvalidPayload(f"run {run_id} does not exist")
-        row = uow.runs.stage(run_id, stage.name)
         if row is None:
             raise InvalidPayload(f"run {run_id} has no stage {stage.name!r}")
         if row["status"] in DONE:
@@ -82,9 +85,8 @@ class PipelineRuns:
     def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
                reason: str | None = None, used: dict | None = None) -> dict:
         used = used or {}
-        uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
+        totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
         _complete_if_done(uow, run["id"])
-        totals = uow.runs.get(run["id"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
 
@@ -145,6 +147,8 @@ class ImproveRuns:
     write transaction first checks the claim's fencing number (a stale one: FencedOut, the stage
     is fenced_out and the run lost). A failure never stops the chain: later stages decide for
     themselves (a fatal one's failure aborts them) and engram.improve.finish ends the run."""
+
+    load_with_open = False  # an improve stage loads under its claim's renewed lease
 
     def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
         run = uow.improve.run(run_id, lock=True)

@@ -11,7 +11,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, and_, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import pipeline_runs, stage_runs
@@ -84,6 +84,26 @@ class RunRepository:
         )
         return dict(row) if row else None
 
+    def lock_with_stage(self, run_id: uuid.UUID, stage: str) -> tuple[dict | None, dict | None]:
+        """The run row locked for this transaction (as `lock`) and its stage's row, in one
+        statement: what a stage task reads first on every hop."""
+        row = (
+            self.conn.execute(
+                select(pipeline_runs, stage_runs.c.status.label("_stage_status"))
+                .select_from(pipeline_runs.outerjoin(
+                    stage_runs, and_(stage_runs.c.run_id == pipeline_runs.c.id, stage_runs.c.stage == stage)))
+                .where(pipeline_runs.c.id == run_id, _PRODUCER_RUN)
+                .with_for_update(of=pipeline_runs)
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None, None
+        run = dict(row)
+        status = run.pop("_stage_status")
+        return run, (None if status is None else {"run_id": run_id, "stage": stage, "status": status})
+
     def stages(self, run_id: uuid.UUID) -> list[dict]:
         rows = self.conn.execute(
             select(stage_runs).where(stage_runs.c.run_id == run_id).order_by(stage_runs.c.position)
@@ -131,7 +151,9 @@ class RunRepository:
         error: str | None = None,
         reason: str | None = None,
         usage: dict | None = None,
-    ) -> None:
+    ) -> dict:
+        """Record a stage's end (or retry) and add its usage to the run's; returns the run's totals
+        after it ({"llm_calls", "tokens"}): no second read of the row just written."""
         usage = usage or {}
         self.conn.execute(
             update(stage_runs)
@@ -148,7 +170,7 @@ class RunRepository:
             )
         )
         tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-        self.conn.execute(
+        totals = self.conn.execute(
             update(pipeline_runs)
             .where(pipeline_runs.c.id == run_id)
             .values(
@@ -156,7 +178,9 @@ class RunRepository:
                 llm_calls=pipeline_runs.c.llm_calls + usage.get("calls", 0),
                 tokens=pipeline_runs.c.tokens + tokens,
             )
-        )
+            .returning(pipeline_runs.c.llm_calls, pipeline_runs.c.tokens)
+        ).mappings().first()
+        return dict(totals) if totals else {"llm_calls": 0, "tokens": 0}
 
     def finish_run(self, run_id: uuid.UUID, status: str, error: str | None = None) -> None:
         self.conn.execute(

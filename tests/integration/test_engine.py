@@ -59,6 +59,29 @@ def test_cognify_load_refused_fails_the_run_at_once(client, store, dataset_name)
         assert uow.conn.execute(text("SELECT count(*) FROM chunks WHERE dataset_id = :d"), {"d": dataset}).scalar() == 0
 
 
+def test_a_stage_whose_inputs_cannot_be_read_fails_its_run_at_once(store, dataset_name):
+    """A pipeline stage reads its inputs in its opening transaction. When that read fails (here
+    the run's item is gone), the failure is recorded like any other: the stage and the run end
+    `failed` with the reason, no stage is left `running`, and the task raises (its chain stops)."""
+    import pytest
+
+    from engram.pipelines.cognify.flow import open_run
+    from engram.pipelines.errors import BadInput
+    from engram.tasks.engine import TASKS
+
+    dataset = _dataset(store, dataset_name)
+    run_id = uuid.uuid4()
+    with store.unit_of_work() as uow:
+        open_run(uow, run_id, dataset, uuid.uuid4(), options={}, params={})  # an item that does not exist
+    with pytest.raises(BadInput, match="forgotten"):
+        TASKS["engram.cognify.classify"](run_id=str(run_id))  # in this process, as the worker runs it
+    with store.unit_of_work() as uow:
+        run, stages = uow.runs.get(run_id), {s["stage"]: s for s in uow.runs.stages(run_id)}
+    assert run["status"] == "failed" and "forgotten" in run["error"]
+    assert stages["classify"]["status"] == "failed" and "forgotten" in stages["classify"]["error"]
+    assert not [s for s in stages.values() if s["status"] == "running"]
+
+
 def test_graph_pass_persist_refused_fails_its_stage_at_once(client, store, dataset_name):
     dataset = _dataset(store, dataset_name)
     client.remember("Alice Moreau is the CEO of Harbor Dynamics. Bob Stone is the CEO of Harbor Dynamics.",
