@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     embed_drain_seconds: float = Field(default=5.0, gt=0, description="one batch task claims batches this long, "
                                        "then leaves the rest to the next (other queues' tasks run between)")
     embed_wait_timeout_seconds: float = Field(default=600.0, gt=0, description="an item waits this long for its vectors")
+    embed_give_way_seconds: float = Field(default=1.0, gt=0, description="a load whose texts other batches hold "
+                                          "gives its worker back and comes again after this long (once)")
     embed_preload: bool = Field(default=True, description="load the local model in the worker before it forks")
 
     # --- cognify ---

@@ -25,6 +25,7 @@ def embed_policy(settings) -> BatchPolicy:
                        window_seconds=settings.embed_batch_window_seconds,
                        drain_seconds=settings.embed_drain_seconds,
                        timeout_seconds=settings.embed_wait_timeout_seconds,
+                       give_way_seconds=settings.embed_give_way_seconds,
                        lock_timeout_seconds=max(60.0, settings.longest_task_seconds / 2))
 
 

@@ -29,11 +29,12 @@ import uuid
 from typing import Any
 
 from celery import Task, chain, chord, group
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from engram.adapters.errors import is_transient
 from engram.adapters.llm import usage
 from engram.adapters.store import Store
+from engram.pipelines.cognify.embedding import VectorsPending
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
 from engram.settings import get_settings
@@ -45,12 +46,15 @@ log = logging.getLogger("engram.engine")
 
 class StageRequest(BaseModel):
     run_id: uuid.UUID
+    # Times this stage gave its worker back to wait for vectors other batches were embedding
+    # (set by the engine on the message it re-sends; not counted against transient retries).
+    waited: int = Field(default=0, ge=0, le=1)
 
 
 # ------------------------------------------------------------------ the runner
 
 
-def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> dict:
+def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None, waited: int = 0) -> dict:
     """Execute one declared stage of one run (see the module doc for the transitions)."""
     book = book or BOOKS["pipeline"]
     store = Store()
@@ -60,6 +64,10 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
         with store.unit_of_work() as uow:
             run = book.open(uow, run_id, stage, settings)
             ctx = Context(run, settings, book.ports(run, settings), stage)
+            # Once (then it waits for its vectors), and only on a worker: a run in this process
+            # (cognify_inline) has no queue to come back through.
+            ctx.give_way = (book.can_give_way and waited == 0
+                            and not (task.request.called_directly or task.request.is_eager))
             decision = book.decide(uow, run, stage, settings)
             if decision is None and stage.gate is not None:
                 decision = stage.gate(uow, ctx)
@@ -72,7 +80,7 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
         return stop.result
     except _LoadFailed as failed:  # rolled back with the start: recorded as any stage failure
         with usage.usage_scope() as used:
-            return _failed(task, store, book, run, stage, failed.error, used.as_dict())
+            return _failed(task, store, book, run, stage, failed.error, used.as_dict(), waited)
 
     with usage.usage_scope() as used:
         try:
@@ -83,7 +91,7 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None) -> 
         except _Deferring as deferring:
             deferred = deferring.deferred
         except Exception as exc:
-            return _failed(task, store, book, run, stage, exc, used.as_dict())
+            return _failed(task, store, book, run, stage, exc, used.as_dict(), waited)
         else:
             _run_after_commit(ctx, stage)
             return result
@@ -151,18 +159,24 @@ def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any
         return book.finish(uow, ctx.run, stage, status, output=output, reason=reason, used=used.as_dict())
 
 
-def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: Exception, used: dict) -> dict:
+def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: Exception, used: dict,
+            waited: int = 0) -> dict:
     from engram.adapters.store.improve import FencedOut
 
     message = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, FencedOut):
         with store.unit_of_work() as uow:
             return book.fenced_out(uow, run, stage, str(exc), used)
-    retries = task.request.retries or 0
+    if isinstance(exc, VectorsPending):  # not a failure: the stage comes back when its vectors should be in
+        with store.unit_of_work() as uow:
+            book.waiting(uow, run, stage, str(exc), used)
+        raise task.retry(countdown=exc.retry_in, kwargs={"run_id": str(run["id"]), "waited": waited + 1},
+                         max_retries=task.max_retries + waited + 1)
+    retries = (task.request.retries or 0) - waited  # a wait for vectors is no transient failure
     if stage.retry_transient and is_transient(exc) and retries < task.max_retries:
         with store.unit_of_work() as uow:
             book.retrying(uow, run, stage, message, used)
-        raise task.retry(exc=exc, countdown=backoff_seconds(retries))
+        raise task.retry(exc=exc, countdown=backoff_seconds(retries), max_retries=task.max_retries + waited)
     log.warning("stage %s of run %s failed: %s\n%s", stage.name, run["id"], message,
                 "".join(traceback.format_exception(exc)))
     with store.unit_of_work() as uow:
@@ -180,7 +194,7 @@ STAGES: dict[str, Stage] = all_stages(FLOWS)
 
 def _register(stage: Stage, book: Any):
     def body(self, req: StageRequest) -> dict:
-        return run_stage(self, stage, req.run_id, book)
+        return run_stage(self, stage, req.run_id, book, req.waited)
 
     body.__name__ = body.__qualname__ = f"{stage.namespace}_{stage.name}"
     return engram_task(stage.task, payload=StageRequest, max_retries=get_settings().task_max_retries)(body)

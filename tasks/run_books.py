@@ -40,6 +40,7 @@ class PipelineRuns:
     # A stage's inputs are read in its opening transaction (one transaction less per hop): a
     # pipeline stage's load is a few reads of its own run's rows.
     load_with_open = True
+    can_give_way = True  # a stage waiting for other batches' vectors may re-send itself (waiting)
 
     def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
         run, row = uow.runs.lock_with_stage(run_id, stage.name)
@@ -92,6 +93,9 @@ class PipelineRuns:
 
     def retrying(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None:
         uow.runs.finish_stage(run["id"], stage.name, "pending", error=f"retrying: {message}", usage=used)
+
+    def waiting(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None:
+        uow.runs.finish_stage(run["id"], stage.name, "pending", reason=f"waiting: {message}", usage=used)
 
     def fail(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> tuple[dict, bool]:
         """Record the failure; (the task's answer, whether the task raises: a fatal stage stops its chain)."""
@@ -149,6 +153,7 @@ class ImproveRuns:
     themselves (a fatal one's failure aborts them) and engram.improve.finish ends the run."""
 
     load_with_open = False  # an improve stage loads under its claim's renewed lease
+    can_give_way = False
 
     def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
         run = uow.improve.run(run_id, lock=True)

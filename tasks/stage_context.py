@@ -37,14 +37,20 @@ class Ports:
         """A unit of work for the stage's own writes (fenced for an improve run)."""
         return self._write() if self._write is not None else Store().unit_of_work()
 
-    def vectors_for(self, texts: list[str], item_id: uuid.UUID):
-        """One vector per text from the fleet's shared embedding batches (stored ones reused)."""
-        from engram.pipelines.cognify.embedding import vectors_for
+    def vectors_for(self, texts: list[str], item_id: uuid.UUID, give_way: bool = False):
+        """One vector per text from the fleet's shared embedding batches (stored ones reused);
+        `give_way`: VectorsPending rather than an idle wait on other batches (the engine re-sends
+        the stage)."""
+        from engram.pipelines.cognify.embedding import VectorsPending, vectors_for
         from engram.tasks.embedding import count_embedded, embed_policy
 
         embedder = self.embedder()
-        vectors, stats = vectors_for(texts, item_id, store=Store(), embedder=embedder,
-                                     policy=embed_policy(self.settings))
+        try:
+            vectors, stats = vectors_for(texts, item_id, store=Store(), embedder=embedder,
+                                         policy=embed_policy(self.settings), give_way=give_way)
+        except VectorsPending as pending:  # the batches it ran before giving way count too
+            count_embedded(embedder.name, pending.stats.embedded)
+            raise
         count_embedded(embedder.name, stats.embedded)
         return vectors, stats
 
@@ -81,6 +87,7 @@ class Context:
 
     def __init__(self, run: dict, settings: Settings, ports: Ports, stage: Stage | None = None):
         self.run, self.settings, self.ports, self.stage = run, settings, ports, stage
+        self.give_way = False  # may the stage give its worker back while other batches embed its texts
         self._after: list[Callable[[], None]] = []
 
     run_id = property(lambda self: self.run["id"])

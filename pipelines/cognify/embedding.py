@@ -35,6 +35,17 @@ class ItemForgotten(BadInput):
     """The item was forgotten before its vectors arrived (not retried)."""
 
 
+class VectorsPending(Exception):
+    """An item's texts are all in other batches' claims, none left to claim: rather than hold its
+    worker idle, the stage may give it back and come again in `retry_in` seconds (the worker
+    meanwhile runs the stages that queue more texts, or embeds them)."""
+
+    def __init__(self, missing: int, retry_in: float, stats: EmbedStats | None = None):
+        super().__init__(f"{missing} texts are being embedded by other batches; back in {retry_in:.1f}s")
+        self.missing, self.retry_in = missing, retry_in
+        self.stats = stats or EmbedStats()  # what this attempt embedded meanwhile (other items' texts too)
+
+
 def texts_to_embed(chunk_rows: list[dict], draft: Any) -> list[tuple[uuid.UUID, str]]:
     """(row id, text) of everything an item's load stores a vector for."""
     keyed = [(c["id"], c["text"]) for c in chunk_rows]
@@ -79,6 +90,7 @@ class BatchPolicy:
     poll_seconds: float = 0.02
     drain_seconds: float = 5.0      # one batch task claims this long, then leaves the rest to the next
     timeout_seconds: float = 600.0  # give up waiting (the stage retries)
+    give_way_seconds: float = 1.0   # an item whose texts other batches hold comes back after this
     lock_timeout_seconds: float = 300.0  # a batch's transaction may sit idle this long
 
 
@@ -114,9 +126,12 @@ def drain(store: Any, embedder: Any, policy: BatchPolicy, *,
 
 
 def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any, policy: BatchPolicy,
-                sleep: Callable[[float], None] = time.sleep,
+                give_way: bool = False, sleep: Callable[[float], None] = time.sleep,
                 clock: Callable[[], float] = time.monotonic) -> tuple[list[list[float]], EmbedStats]:
-    """One vector per text (in order), embedding each distinct text at most once fleet-wide."""
+    """One vector per text (in order), embedding each distinct text at most once fleet-wide.
+
+    `give_way`: when the texts still missing are all held by other batches (nothing left to
+    claim), raise VectorsPending instead of waiting for them (the caller's worker has other work)."""
     model, dimension = embedder.name, embedder.dimension
     keys = [text_key(n) for n in (normalise(t) for t in texts)]
     by_key = {k: normalise(t) for k, t in zip(keys, texts)}
@@ -145,7 +160,9 @@ def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any,
                 uow.embeddings.request(model, dimension, missing)
                 last_renewal = clock()
         if missing and not ran:
-            # Our texts are in another task's batch (or still inside the window): wait for it.
+            # Our texts are in another task's batch: give the worker back, or wait for it.
+            if give_way:
+                raise VectorsPending(len(missing), policy.give_way_seconds, stats)
             sleep(policy.poll_seconds)
     stats.seconds_waiting = max(0.0, clock() - started - stats.seconds_embedding)
     return [found[k] for k in keys], stats

@@ -157,6 +157,37 @@ def test_an_item_forgotten_while_waiting_stops_with_a_clear_error():
                     policy=BatchPolicy(window_seconds=1000), clock=lambda: float(next(clock)))
 
 
+def test_an_item_whose_texts_other_batches_hold_gives_its_worker_back_when_allowed():
+    """Nothing left to claim and its texts in another batch: a load allowed to give way raises
+    VectorsPending (its worker runs other stages meanwhile) instead of idling; one not allowed
+    waits, as before, and gets its vector once the other batch stores it."""
+    from engram.pipelines.cognify.embedding import VectorsPending
+
+    store, embedder = MemoryStore(), CountingEmbedder()
+    item = _item(store)
+    key = text_key("held")
+    store.embeddings.held.add(key)  # another batch's claim
+    other = _item(store)
+    store.embeddings.request("test:len", 2, {text_key("pending"): "pending"})  # another item's, claimable
+    store.embeddings.reference("test:len", 2, [text_key("pending")], other)
+    policy = BatchPolicy(window_seconds=0, give_way_seconds=1.5)
+    with pytest.raises(VectorsPending) as gave:
+        vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, give_way=True,
+                    sleep=lambda s: pytest.fail("an idle wait"))
+    # It first embedded what it could claim (counted: the fleet's statistics), then gave way.
+    assert (gave.value.missing, gave.value.retry_in, gave.value.stats.embedded) == (1, 1.5, 1)
+    assert embedder.calls == [["pending"]]
+    assert ("test:len", 2, key) in store.embeddings.requests  # still queued for the batch that holds it
+
+    def other_batch_stores(_):
+        store.embeddings.held.discard(key)
+        store.embeddings.requests.pop(("test:len", 2, key), None)
+        store.embeddings.vectors[("test:len", 2, key)] = [9.0, 9.0]
+
+    vectors, _ = vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, sleep=other_batch_stores)
+    assert vectors == [[9.0, 9.0]] and embedder.calls == [["pending"]]
+
+
 def test_a_long_text_is_not_padded_together_with_short_names():
     texts = ["word " * 200, "Acme", "Harbor Dynamics", "Alice Moreau", "ceo of"]
     batches = length_batches(texts, max_batch=64)
