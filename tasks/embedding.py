@@ -9,12 +9,16 @@ are claimable again as soon as its connection goes.
 
 from __future__ import annotations
 
+import logging
+
 from engram.adapters.embed import get_embedder
 from engram.adapters.redis_client import best_effort
 from engram.adapters.store import Store
 from engram.pipelines.cognify.embedding import BatchPolicy, drain
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+
+log = logging.getLogger("engram.embedding")
 
 QUEUED_KEY = "engram:embed:batch-queued"
 EMBEDDED_KEY = "engram:embed:texts-embedded:"  # + model: texts the fleet's batches embedded
@@ -44,6 +48,24 @@ def schedule_batch(countdown: float = 0.0) -> None:
     flag_ms = 2000 + int(countdown * 1000)  # outlives the wait: a lost wake-up is sent again after it
     if best_effort(lambda r: r.set(QUEUED_KEY, "1", nx=True, px=flag_ms), "scheduling an embed batch"):
         app.send_task("engram.embed.batch", countdown=countdown or None)
+
+
+def work_waiting(settings) -> bool:
+    """Whether a stage that makes texts to embed waits in a queue this worker consumes (every
+    queue but embed's; any broker: a passive declare reports a queue's depth). A load waiting
+    for vectors gives its worker back only then: with nothing queued it would idle anyway, and
+    other loads or batches queued behind it would mostly wait on the same batches."""
+    from engram.celery_app import app
+
+    queues = list(getattr(app.amqp.queues, "consume_from", None) or {}) or list(settings.pipeline_queues)
+    queues = [q for q in queues if q != settings.queue_embed]
+    try:
+        with app.pool.acquire(block=True, timeout=2) as conn:
+            channel = conn.default_channel
+            return any(channel.queue_declare(queue=q, passive=True).message_count > 0 for q in queues)
+    except Exception:  # noqa: BLE001 - a hint: an unreachable broker means wait here, as before
+        log.debug("could not read queue depths; waiting for vectors in place", exc_info=True)
+        return False
 
 
 @engram_task("engram.embed.batch")

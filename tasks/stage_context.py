@@ -39,15 +39,16 @@ class Ports:
 
     def vectors_for(self, texts: list[str], item_id: uuid.UUID, give_way: bool = False):
         """One vector per text from the fleet's shared embedding batches (stored ones reused);
-        `give_way`: VectorsPending rather than an idle wait on other batches (the engine re-sends
-        the stage)."""
+        `give_way`: VectorsPending rather than an idle wait on other batches when other work waits
+        in this worker's queues (the engine re-sends the stage)."""
         from engram.pipelines.cognify.embedding import VectorsPending, vectors_for
-        from engram.tasks.embedding import count_embedded, embed_policy
+        from engram.tasks.embedding import count_embedded, embed_policy, work_waiting
 
         embedder = self.embedder()
         try:
             vectors, stats = vectors_for(texts, item_id, store=Store(), embedder=embedder,
-                                         policy=embed_policy(self.settings), give_way=give_way)
+                                         policy=embed_policy(self.settings),
+                                         give_way=(lambda: work_waiting(self.settings)) if give_way else None)
         except VectorsPending as pending:  # the batches it ran before giving way count too
             count_embedded(embedder.name, pending.stats.embedded)
             raise

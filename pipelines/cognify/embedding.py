@@ -91,6 +91,7 @@ class BatchPolicy:
     drain_seconds: float = 5.0      # one batch task claims this long, then leaves the rest to the next
     timeout_seconds: float = 600.0  # give up waiting (the stage retries)
     give_way_seconds: float = 1.0   # an item whose texts other batches hold comes back after this
+    give_way_check_seconds: float = 0.25  # while it waits, how often it asks whether to give way
     lock_timeout_seconds: float = 300.0  # a batch's transaction may sit idle this long
 
 
@@ -126,12 +127,13 @@ def drain(store: Any, embedder: Any, policy: BatchPolicy, *,
 
 
 def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any, policy: BatchPolicy,
-                give_way: bool = False, sleep: Callable[[float], None] = time.sleep,
+                give_way: Callable[[], bool] | None = None, sleep: Callable[[float], None] = time.sleep,
                 clock: Callable[[], float] = time.monotonic) -> tuple[list[list[float]], EmbedStats]:
     """One vector per text (in order), embedding each distinct text at most once fleet-wide.
 
-    `give_way`: when the texts still missing are all held by other batches (nothing left to
-    claim), raise VectorsPending instead of waiting for them (the caller's worker has other work)."""
+    `give_way`: asked when the texts still missing are all held by other batches (nothing left
+    to claim); True (the caller's worker has other work waiting) raises VectorsPending instead
+    of waiting for them."""
     model, dimension = embedder.name, embedder.dimension
     keys = [text_key(n) for n in (normalise(t) for t in texts)]
     by_key = {k: normalise(t) for k, t in zip(keys, texts)}
@@ -143,6 +145,7 @@ def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any,
         uow.embeddings.request(model, dimension, missing)
     stats.reused = len(found)
     started = last_renewal = clock()
+    last_asked = float("-inf")
     # This item waits for its texts: they are due now (no window), and its worker embeds them
     # (with the oldest others, up to a claim) rather than sit idle waiting for company.
     due_now = replace(policy, window_seconds=0.0)
@@ -161,8 +164,10 @@ def vectors_for(texts: list[str], item: uuid.UUID, *, store: Any, embedder: Any,
                 last_renewal = clock()
         if missing and not ran:
             # Our texts are in another task's batch: give the worker back, or wait for it.
-            if give_way:
-                raise VectorsPending(len(missing), policy.give_way_seconds, stats)
+            if give_way is not None and clock() - last_asked >= policy.give_way_check_seconds:
+                last_asked = clock()
+                if give_way():
+                    raise VectorsPending(len(missing), policy.give_way_seconds, stats)
             sleep(policy.poll_seconds)
     stats.seconds_waiting = max(0.0, clock() - started - stats.seconds_embedding)
     return [found[k] for k in keys], stats

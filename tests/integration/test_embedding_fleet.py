@@ -192,12 +192,14 @@ def test_a_text_is_embedded_once_across_datasets_and_a_changed_text_gets_a_new_v
 
 def test_a_load_whose_texts_another_batch_holds_gives_its_worker_back_and_comes_again(worker_factory, store):
     """A load that finds its last texts in another batch's claim (nothing left for it to claim)
-    re-sends itself instead of idling its worker; back after ENGRAM_EMBED_GIVE_WAY_SECONDS it
-    waits for them, and the item loads once. Here this test's own transaction is that batch."""
+    waits in place while nothing else is queued; once other work waits for its worker it re-sends
+    itself, comes again after ENGRAM_EMBED_GIVE_WAY_SECONDS, and the item loads once. Here this
+    test's own transaction is that other batch."""
+    from engram.adapters.store.engine import get_engine
     from engram.pipelines.cognify.chunk import chunk_text
     from engram.settings import get_settings
 
-    # Batch tasks wait (a long window, a large minimum): only the item's own load claims.
+    # Batch tasks wait (a long window, a large minimum): only the items' own loads claim.
     fleet = worker_factory({"ENGRAM_EMBED_BATCH_WINDOW_SECONDS": "30", "ENGRAM_EMBED_BATCH_MIN": "5000"})
     tag = uuid.uuid4().hex[:8]
     content = f"Kestrel Labs opened a research office in Tromso in 2021. Give way test {tag}."
@@ -205,36 +207,39 @@ def test_a_load_whose_texts_another_batch_holds_gives_its_worker_back_and_comes_
     with store.unit_of_work() as uow:
         uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text)"
                               " VALUES (:m, 384, :h, :t)"), {"m": MODEL, "h": text_key(chunk), "t": chunk})
-    from engram.adapters.store.engine import get_engine
+
+    def load_of(run_id) -> tuple:
+        with store.unit_of_work() as uow:
+            return uow.conn.execute(text("SELECT status, attempts, reason FROM stage_runs WHERE run_id = :r"
+                                         " AND stage = 'embed_and_load'"), {"r": run_id}).one()
+
+    def until(check, what: str):
+        deadline = time.monotonic() + 90
+        while not check() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert check(), what
 
     holder = get_engine().connect()
     try:
         holder.execute(text("SELECT 1 FROM embedding_requests WHERE model = :m AND text_hash = :h FOR UPDATE"),
                        {"m": MODEL, "h": text_key(chunk)})
-        handle = fleet.client.remember(dataset=f"giveway-{tag}", items=[{"text": content}], create_dataset=True)
-        deadline, attempts = time.monotonic() + 60, 0
-        while attempts < 2 and time.monotonic() < deadline:  # it gave way once and came again
-            with store.unit_of_work() as uow:
-                attempts = uow.conn.execute(text(
-                    "SELECT attempts FROM stage_runs WHERE run_id = :r AND stage = 'embed_and_load'"),
-                    {"r": handle.runs[0].run_id}).scalar() or 0
-            time.sleep(0.05)
-        with store.unit_of_work() as uow:
-            seen = uow.conn.execute(text("SELECT stage, status, attempts, reason, error FROM stage_runs"
-                                         " WHERE run_id = :r"), {"r": handle.runs[0].run_id}).all()
-        assert attempts == 2, f"the load never came back after giving way: {seen}"
+        held = fleet.client.remember(dataset=f"giveway-{tag}", items=[{"text": content}], create_dataset=True)
+        run_id = held.runs[0].run_id
+        until(lambda: load_of(run_id)[:2] == ("running", 1), "the load never started")
+        time.sleep(1.0)
+        assert load_of(run_id)[:2] == ("running", 1)  # nothing queued: it waits in place
+        other = fleet.client.remember(dataset=f"giveway-{tag}", items=[{"text": f"Another note {tag}."}])
+        until(lambda: load_of(run_id)[1] == 2, f"the load did not give way and come again: {load_of(run_id)}")
     finally:
         holder.rollback()  # the other batch ends without storing: the waiting load claims the text
         holder.close()
-    (status,) = handle.wait(timeout=120)
-    assert status.status == "completed", status.error
+    statuses = held.wait(timeout=120) + other.wait(timeout=120)
+    assert [s.status for s in statuses] == ["completed", "completed"], [s.error for s in statuses]
     with store.unit_of_work() as uow:
-        row = uow.conn.execute(text("SELECT status, attempts FROM stage_runs WHERE run_id = :r"
-                                    " AND stage = 'embed_and_load'"), {"r": status.run_id}).one()
         documents = uow.conn.execute(text("SELECT count(*) FROM documents d JOIN datasets s ON s.id = d.dataset_id"
                                           " WHERE s.name = :n"), {"n": f"giveway-{tag}"}).scalar()
         assert uow.embeddings.lookup(MODEL, 384, [text_key(chunk)])
-    assert tuple(row) == ("completed", 2) and documents == 1
+    assert load_of(run_id)[:2] == ("completed", 2) and documents == 2
 
 
 def _batch_holder(store) -> int | None:

@@ -172,7 +172,7 @@ def test_an_item_whose_texts_other_batches_hold_gives_its_worker_back_when_allow
     store.embeddings.reference("test:len", 2, [text_key("pending")], other)
     policy = BatchPolicy(window_seconds=0, give_way_seconds=1.5)
     with pytest.raises(VectorsPending) as gave:
-        vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, give_way=True,
+        vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, give_way=lambda: True,
                     sleep=lambda s: pytest.fail("an idle wait"))
     # It first embedded what it could claim (counted: the fleet's statistics), then gave way.
     assert (gave.value.missing, gave.value.retry_in, gave.value.stats.embedded) == (1, 1.5, 1)
@@ -184,8 +184,18 @@ def test_an_item_whose_texts_other_batches_hold_gives_its_worker_back_when_allow
         store.embeddings.requests.pop(("test:len", 2, key), None)
         store.embeddings.vectors[("test:len", 2, key)] = [9.0, 9.0]
 
-    vectors, _ = vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, sleep=other_batch_stores)
-    assert vectors == [[9.0, 9.0]] and embedder.calls == [["pending"]]
+    # Nothing else waits for its worker: it waits in place, asking again now and then (not at
+    # every poll: each asking reads the broker's queue depths).
+    asked, ticks, polls = [], iter(range(10_000)), []
+
+    def sleep(_):
+        polls.append(1)
+        if len(polls) == 20:
+            other_batch_stores(None)
+
+    vectors, _ = vectors_for(["held"], item, store=store, embedder=embedder, policy=policy, sleep=sleep,
+                             give_way=lambda: asked.append(1) and False, clock=lambda: next(ticks) * 0.01)
+    assert vectors == [[9.0, 9.0]] and embedder.calls == [["pending"]] and 1 < len(asked) < len(polls)
 
 
 def test_a_long_text_is_not_padded_together_with_short_names():
