@@ -50,22 +50,31 @@ def schedule_batch(countdown: float = 0.0) -> None:
         app.send_task("engram.embed.batch", countdown=countdown or None)
 
 
-def work_waiting(settings) -> bool:
+def work_waiting(settings, queues: list[str] | None = None) -> bool:
     """Whether a stage that makes texts to embed waits in a queue this worker consumes (every
     queue but embed's; any broker: a passive declare reports a queue's depth). A load waiting
     for vectors gives its worker back only then: with nothing queued it would idle anyway, and
     other loads or batches queued behind it would mostly wait on the same batches."""
     from engram.celery_app import app
 
-    queues = list(getattr(app.amqp.queues, "consume_from", None) or {}) or list(settings.pipeline_queues)
+    if queues is None:  # a worker's: the queues it was started on
+        queues = list(getattr(app.amqp.queues, "consume_from", None) or {}) or list(settings.pipeline_queues)
     queues = [q for q in queues if q != settings.queue_embed]
     try:
         with app.pool.acquire(block=True, timeout=2) as conn:
-            channel = conn.default_channel
-            return any(channel.queue_declare(queue=q, passive=True).message_count > 0 for q in queues)
+            return any(_depth(conn.default_channel, q) > 0 for q in queues)
     except Exception:  # noqa: BLE001 - a hint: an unreachable broker means wait here, as before
         log.debug("could not read queue depths; waiting for vectors in place", exc_info=True)
         return False
+
+
+def _depth(channel, queue: str) -> int:
+    from kombu.exceptions import ChannelError
+
+    try:
+        return channel.queue_declare(queue=queue, passive=True).message_count
+    except ChannelError:  # Redis keeps no key for an empty list: "no queue" means none waiting
+        return 0
 
 
 @engram_task("engram.embed.batch")

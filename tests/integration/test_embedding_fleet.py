@@ -190,6 +190,34 @@ def test_a_text_is_embedded_once_across_datasets_and_a_changed_text_gets_a_new_v
     assert _chunk_vector(store, changed.run_id) != _chunk_vector(store, first.run_id)
 
 
+def test_work_waiting_sees_a_message_in_any_queue_but_embeds(services):
+    """What a waiting load asks the broker: a message in any of the worker's queues but embed's
+    (an empty Redis queue has no key at all, which is not an error)."""
+    from engram.celery_app import app
+    from engram.settings import get_settings
+    from engram.tasks.embedding import work_waiting
+
+    tag = uuid.uuid4().hex[:8]  # queues of this test's own: no other test's messages count
+    settings = get_settings().model_copy(update={f"queue_{q}": f"probe-{q}-{tag}"
+                                                 for q in ("ingest", "llm", "embed", "maintenance")})
+    queues = settings.pipeline_queues  # as a pipeline worker consumes them
+
+    def waiting_with_a_message_in(queue: str) -> bool:
+        with app.connection_for_write() as conn:
+            q = conn.SimpleQueue(queue, exchange_opts={"type": "direct"})  # as Celery declares its queues
+            q.put({"probe": True})
+            try:
+                return work_waiting(settings, queues)
+            finally:
+                q.get(timeout=5).ack()
+                q.close()
+
+    assert work_waiting(settings, queues) is False
+    # The last queue asked: the empty ones before it must not end the check.
+    assert waiting_with_a_message_in(settings.queue_maintenance) is True
+    assert waiting_with_a_message_in(settings.queue_embed) is False  # loads and batches: no reason to give way
+
+
 def test_a_load_whose_texts_another_batch_holds_gives_its_worker_back_and_comes_again(worker_factory, store):
     """A load that finds its last texts in another batch's claim (nothing left for it to claim)
     waits in place while nothing else is queued; once other work waits for its worker it re-sends
