@@ -110,14 +110,6 @@ class RunRepository:
         ).mappings()
         return [dict(r) for r in rows]
 
-    def stage(self, run_id: uuid.UUID, stage: str) -> dict | None:
-        row = (
-            self.conn.execute(select(stage_runs).where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage))
-            .mappings()
-            .first()
-        )
-        return dict(row) if row else None
-
     def stage_output(self, run_id: uuid.UUID, stage: str) -> Any:
         return self.conn.execute(
             select(stage_runs.c.output).where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)

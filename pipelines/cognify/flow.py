@@ -140,8 +140,7 @@ def compute_embed_and_load(inputs: dict, ctx) -> dict:
     # The item's texts come from the fleet's shared batches; stored vectors are reused.
     keyed = texts_to_embed(chunk_rows, draft)
     started = time.perf_counter()
-    vectors, stats = ctx.ports.vectors_for([t for _, t in keyed], item["id"],
-                                           give_way=getattr(ctx, "give_way", False))
+    vectors, stats = ctx.ports.vectors_for([t for _, t in keyed], item["id"], give_way=ctx.give_way)
     return {"document": document, "chunk_rows": chunk_rows, "draft": draft,
             "vectors": {k: v for (k, _), v in zip(keyed, vectors)},
             "embedding": dict(stats.as_dict(), seconds=round(time.perf_counter() - started, 3))}
