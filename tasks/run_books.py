@@ -87,7 +87,8 @@ class PipelineRuns:
                reason: str | None = None, used: dict | None = None) -> dict:
         used = used or {}
         totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
-        _complete_if_done(uow, run["id"])
+        if not totals["open_stages"]:  # the last stage to end: the run ends with it
+            _complete_if_done(uow, run["id"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
 
@@ -101,9 +102,10 @@ class PipelineRuns:
         """Record the failure; (the task's answer, whether the task raises: a fatal stage stops its chain)."""
         if uow.runs.lock(run["id"])["status"] == "forgotten":
             return _not_run(run["id"], stage, "run forgotten"), False
-        uow.runs.finish_stage(run["id"], stage.name, "failed", error=message, usage=used)
+        totals = uow.runs.finish_stage(run["id"], stage.name, "failed", error=message, usage=used)
         if stage.optional:  # returning (not raising) lets the chain go on to the next stage
-            _complete_if_done(uow, run["id"])
+            if not totals["open_stages"]:
+                _complete_if_done(uow, run["id"])
             return {"run_id": str(run["id"]), "stage": stage.name, "status": "failed", "error": message}, False
         uow.runs.finish_run(run["id"], "failed", error=f"{stage.name}: {message}")
         return {}, True

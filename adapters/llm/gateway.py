@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import TypeVar
@@ -15,6 +16,13 @@ from engram.adapters.llm.providers import Provider, estimate_tokens, provider_fr
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_text(model: type[BaseModel]) -> str:
+    """A response model's JSON schema as the prompt states it: built once per model class
+    (pydantic's schema generation costs ~1.5 ms, on every structured call otherwise)."""
+    return json.dumps(model.model_json_schema())
 
 
 def _parse(text: str, model: type[T]) -> T:
@@ -47,7 +55,7 @@ class LLMGateway:
 
     def structured(self, messages: list[dict], response_model: type[T], *, subject: str | None = None) -> T:
         """Ask for JSON matching `response_model`; re-ask with the error a bounded number of times."""
-        schema = json.dumps(response_model.model_json_schema())
+        schema = _schema_text(response_model)
         prompt = list(messages) + [
             {"role": "system", "content": f"Answer with one JSON object matching this JSON schema:\n{schema}"}
         ]

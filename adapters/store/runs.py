@@ -116,15 +116,18 @@ class RunRepository:
         ).scalar()
 
     def start_stage(self, run_id: uuid.UUID, stage: str) -> None:
+        """The stage running and its run with it, in one statement (one round trip a hop)."""
         now = _now()
-        self.conn.execute(
+        started = (
             update(stage_runs)
             .where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)
             .values(status="running", attempts=stage_runs.c.attempts + 1, started_at=now, error=None)
+            .returning(stage_runs.c.run_id)
+            .cte("started")
         )
         self.conn.execute(
             update(pipeline_runs)
-            .where(pipeline_runs.c.id == run_id)
+            .where(pipeline_runs.c.id == run_id, pipeline_runs.c.id.in_(select(started.c.run_id)))
             .values(
                 status="running",
                 heartbeat_at=now,
@@ -145,7 +148,8 @@ class RunRepository:
         usage: dict | None = None,
     ) -> dict:
         """Record a stage's end (or retry) and add its usage to the run's; returns the run's totals
-        after it ({"llm_calls", "tokens"}): no second read of the row just written."""
+        after it and how many of its stages are still open ({"llm_calls", "tokens", "open_stages"}:
+        pending or running): no second read of the rows just written."""
         usage = usage or {}
         self.conn.execute(
             update(stage_runs)
@@ -170,9 +174,17 @@ class RunRepository:
                 llm_calls=pipeline_runs.c.llm_calls + usage.get("calls", 0),
                 tokens=pipeline_runs.c.tokens + tokens,
             )
-            .returning(pipeline_runs.c.llm_calls, pipeline_runs.c.tokens)
+            .returning(pipeline_runs.c.llm_calls, pipeline_runs.c.tokens, self._open_stages(run_id).label("open_stages"))
         ).mappings().first()
-        return dict(totals) if totals else {"llm_calls": 0, "tokens": 0}
+        return dict(totals) if totals else {"llm_calls": 0, "tokens": 0, "open_stages": 0}
+
+    @staticmethod
+    def _open_stages(run_id: uuid.UUID):
+        """A run's stages not yet ended: neither completed, skipped nor failed (a statement after
+        this transaction's earlier writes sees them)."""
+        return (select(func.count()).select_from(stage_runs)
+                .where(stage_runs.c.run_id == run_id, stage_runs.c.status.not_in(["completed", "skipped", "failed"]))
+                .scalar_subquery())
 
     def finish_run(self, run_id: uuid.UUID, status: str, error: str | None = None) -> None:
         self.conn.execute(
