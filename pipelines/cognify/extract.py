@@ -93,10 +93,14 @@ def build_graph(
     chunks: list[tuple[uuid.UUID, str]],
     extractions: list[ChunkExtraction],
     title: str | None = None,
+    intervals: bool = True,
 ) -> GraphDraft:
     """Rows for one document. Its main entities (the title when it reads as a name, and the name
     its text opens with) get a `contains` edge marked main from every chunk: recall's
-    multi-hop lane reaches a passage through what it is about."""
+    multi-hop lane reaches a passage through what it is about.
+
+    intervals=False leaves out the facts' validity intervals (reading their dates is most of the
+    cost): the same rows and texts otherwise, for a caller that only needs the texts."""
     if len(chunks) != len(extractions):
         raise ValueError(
             f"{len(chunks)} chunks but {len(extractions)} extractions; they must align"
@@ -122,7 +126,7 @@ def build_graph(
             description = (edge.description or "").strip()
             text = fact_text(source.name, relationship, target.name, description)
             ends = (source.entity, target.entity)
-            stated = edge_interval(edge, chunk_text, source.name, target.name)
+            stated = edge_interval(edge, chunk_text, source.name, target.name) if intervals else None
             _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk, stated)
         summary = extraction.summary.summary.strip() or _fallback_summary(chunk_text)
         summaries.append(SummaryRow(summary_id(chunk), chunk, summary))

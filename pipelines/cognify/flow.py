@@ -33,12 +33,12 @@ def _item(uow, ctx) -> dict:
 
 
 def _draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractions: list[dict],
-           importance: float = 0.5, title: str | None = None):
+           importance: float = 0.5, title: str | None = None, intervals: bool = True):
     """An item's document id, chunk rows and graph rows from its persisted stage outputs."""
     document = ids.document_id(item_id)
     chunk_rows = [dict(c, id=ids.chunk_id(document, c["index"]), importance=importance) for c in chunks]
     draft = build_graph(dataset, [(c["id"], c["text"]) for c in chunk_rows],
-                        [ChunkExtraction.model_validate(e) for e in extractions], title=title)
+                        [ChunkExtraction.model_validate(e) for e in extractions], title=title, intervals=intervals)
     return document, chunk_rows, draft
 
 
@@ -116,7 +116,7 @@ def persist_extract(uow, ctx, chunks: list[dict], output: dict) -> dict:
     # for its load (the chunk stage queued the chunks' own; the load asks for any still missing).
     run = ctx.run
     _, _, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
-                         title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"])
+                         title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"], intervals=False)
     _queue_vectors(uow, ctx, [t for _, t in texts_to_embed([], draft)])
     return output
 

@@ -175,3 +175,22 @@ def test_a_relationship_name_longer_than_its_column_is_invalid_llm_output() -> N
     Edge(source_node_id="a", target_node_id="b", relationship_name="r" * RELATIONSHIP_MAX_LENGTH)
     with pytest.raises(ValidationError, match="relationship_name"):
         Edge(source_node_id="a", target_node_id="b", relationship_name="r" * (RELATIONSHIP_MAX_LENGTH + 1))
+
+
+def test_a_draft_without_intervals_has_the_same_rows_and_texts_and_no_intervals() -> None:
+    from engram.pipelines.cognify.embedding import texts_to_embed
+
+    chunks = [(C1, "Alice Moreau joined Acme in 2019 and left in 2021."), (C2, "Acme moved to Lyon in March 2020.")]
+    extractions = [
+        extraction([Node(id="a", name="Alice Moreau", type="person"), Node(id="b", name="Acme", type="company")],
+                   [Edge(source_node_id="a", target_node_id="b", relationship_name="worked at",
+                         description="from 2019 to 2021")]),
+        extraction([Node(id="b", name="Acme", type="company"), Node(id="l", name="Lyon", type="city")],
+                   [Edge(source_node_id="b", target_node_id="l", relationship_name="moved to")]),
+    ]
+    full = build_graph(DATASET, chunks, extractions, title="Acme")
+    bare = build_graph(DATASET, chunks, extractions, title="Acme", intervals=False)
+    assert any(e.intervals for e in full.edges)  # the dates were read: the comparison means something
+    assert not any(e.intervals for e in bare.edges)
+    assert texts_to_embed([], bare) == texts_to_embed([], full)
+    assert [e.id for e in bare.edges] == [e.id for e in full.edges]
