@@ -14,6 +14,7 @@ Single date expressions are converted by python-dateutil; finding them in text i
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -136,8 +137,11 @@ def parse_when(value: str | datetime | When | None) -> When | None:
     return found[0][1] if found else None
 
 
+@functools.lru_cache(maxsize=4096)
 def _convert(kind: str, text: str) -> When | None:
     # dateutil fills missing fields from `default`: two defaults tell which fields were written.
+    # Memoised (a pure function with an immutable answer): the same few date phrases come back
+    # for every fact of a chunk, and each costs two dateutil parses.
     try:
         a = _dateutil.parse(text, default=datetime(1, 1, 1))
         b = _dateutil.parse(text, default=datetime(2, 2, 2))
@@ -169,8 +173,11 @@ def years_named(text: str | None) -> list[int]:
 
 
 def latest(text: str | None) -> When | None:
-    found = [w for _, w in find_dates(text)]
-    return max(found, key=lambda w: (w.at, _RANK[w.precision])) if found else None
+    return _latest(w for _, w in find_dates(text))
+
+
+def _latest(found: Iterable[When]) -> When | None:
+    return max(found, key=lambda w: (w.at, _RANK[w.precision]), default=None)
 
 
 @dataclass(frozen=True)
@@ -216,7 +223,7 @@ def stated_interval(text: str | None) -> Stated:
     ended = end is not None or bool(set(words) & ENDS) or (not starts and _past_state(words))
     if start is not None and end is not None and end.at <= start.at and end.end > start.at:
         end = When(end.end, end.precision)  # "from 2015 to 2015": through the end of that period
-    return Stated(start, end, ended, latest(text))
+    return Stated(start, end, ended, _latest(w for _, w in dates))
 
 
 def _past_state(words: list[str]) -> bool:
