@@ -197,7 +197,10 @@ def _register(stage: Stage, book: Any):
         return run_stage(self, stage, req.run_id, book, req.waited)
 
     body.__name__ = body.__qualname__ = f"{stage.namespace}_{stage.name}"
-    return engram_task(stage.task, payload=StageRequest, max_retries=get_settings().task_max_retries)(body)
+    # track_started=False: a stage's state lives in its run's rows (and Flower sees task-started
+    # events); a STARTED result write per hop would be one more Redis round trip nobody reads.
+    return engram_task(stage.task, payload=StageRequest, max_retries=get_settings().task_max_retries,
+                       track_started=False)(body)
 
 
 def _book_of(task: str):
