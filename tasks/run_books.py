@@ -87,8 +87,7 @@ class PipelineRuns:
                reason: str | None = None, used: dict | None = None) -> dict:
         used = used or {}
         totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
-        if not totals["open_stages"]:  # the last stage to end: the run ends with it
-            _complete_if_done(uow, run["id"])
+        _complete_if_done(uow, run["id"], totals["open_stages"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
 
@@ -104,8 +103,7 @@ class PipelineRuns:
             return _not_run(run["id"], stage, "run forgotten"), False
         totals = uow.runs.finish_stage(run["id"], stage.name, "failed", error=message, usage=used)
         if stage.optional:  # returning (not raising) lets the chain go on to the next stage
-            if not totals["open_stages"]:
-                _complete_if_done(uow, run["id"])
+            _complete_if_done(uow, run["id"], totals["open_stages"])
             return {"run_id": str(run["id"]), "stage": stage.name, "status": "failed", "error": message}, False
         uow.runs.finish_run(run["id"], "failed", error=f"{stage.name}: {message}")
         return {}, True
@@ -130,12 +128,13 @@ def _heartbeat(run_id: uuid.UUID, stop: threading.Event, every: float) -> None:
             log.warning("heartbeat failed for run %s", run_id, exc_info=True)
 
 
-def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID) -> None:
-    # In a run that has not failed, a failed stage is an optional one: it does not hold the run open.
-    stages = uow.runs.stages(run_id)
-    if any(s["status"] not in ("completed", "skipped", "failed") for s in stages):
+def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID, open_stages: int) -> None:
+    """The run completes with its last stage to end (`open_stages`: its stages still pending or
+    running, as finish_stage counted them). In a run that has not failed, a failed stage is an
+    optional one: it does not hold the run open, and its error is the run's note."""
+    if open_stages:
         return
-    failed = [f"{s['stage']}: {s['error']}" for s in stages if s["status"] == "failed"]
+    failed = [f"{s['stage']}: {s['error']}" for s in uow.runs.stages(run_id) if s["status"] == "failed"]
     uow.runs.finish_run(run_id, "completed", error=("optional stage failed: " + "; ".join(failed)) if failed else None)
 
 
