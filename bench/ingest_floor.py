@@ -29,7 +29,7 @@ def prepare_floor(docs, dataset_id, settings):
     return out
 
 
-def unique_texts(prepared, seen: set[bytes]) -> dict[bytes, str]:
+def unique_texts(prepared, seen) -> dict[bytes, str]:
     from engram.pipelines.cognify.embedding import normalise, text_key
 
     out: dict[bytes, str] = {}
@@ -42,8 +42,12 @@ def unique_texts(prepared, seen: set[bytes]) -> dict[bytes, str]:
     return out
 
 
-def run_floor(docs, dataset: str, settings, embedder, seen: set[bytes]) -> dict:
-    """Embed each text not embedded before once, then write the same rows, in this process."""
+def run_floor(docs, dataset: str, settings, embedder, seen: dict[bytes, list[float]]) -> dict:
+    """Embed each text not embedded before once, then write the same rows, in this process.
+
+    `seen` holds the vectors earlier sets embedded: a text they had is not embedded again, but
+    its rows are written with its vector, as the pipeline writes them (a row without one would
+    skip its vector index's insert, which the pipeline pays)."""
     from engram.adapters.store import Store
     from engram.pipelines.cognify.embedding import normalise, text_key
 
@@ -58,13 +62,12 @@ def run_floor(docs, dataset: str, settings, embedder, seen: set[bytes]) -> dict:
     forked_s, _ = _timed(lambda: embed_forked(embedder, texts, _cores()))
     threaded_s, embedded_vectors = _timed(lambda: embed_threaded(embedder, texts, _cores()))
     embed_s = min(forked_s, threaded_s)
-    vectors = dict(zip(todo, embedded_vectors))
-    seen.update(todo)
+    seen.update(zip(todo, embedded_vectors))
     written = time.perf_counter()
     with store.unit_of_work() as uow:
         for name, text, digest, document, rows, draft, keyed in prepared:
             item, _ = uow.graph.add_item(dataset_id, digest, text, name=name, mime=None, source=None)
-            by_row = {k: vectors.get(text_key(normalise(t))) for k, t in keyed}
+            by_row = {k: seen[text_key(normalise(t))] for k, t in keyed}
             uow.graph.load_document(dataset=dataset_id, item=item, document=document, doc_type="text",
                                     title=None, chunk_rows=rows, draft=draft, vectors=by_row)
     write_s = time.perf_counter() - written
@@ -133,7 +136,7 @@ class FloorProcess:
         self.embedder = get_embedder(settings)
         self.embedder.preload()  # one thread: the forked floor's children start no OpenMP pool of ours
         self.load_s = time.perf_counter() - started
-        self.seen: set[bytes] = set()
+        self.seen: dict[bytes, list[float]] = {}  # text key -> the vector a set embedded
 
     def run(self, docs, dataset: str) -> dict:
         return run_floor(docs, dataset, self.settings, self.embedder, self.seen)
