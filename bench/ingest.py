@@ -92,9 +92,6 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     with store.unit_of_work() as uow:
         finished = [f.timestamp() - started_at for f in uow.conn.execute(text(
             "SELECT finished_at FROM pipeline_runs WHERE id = ANY(:r) ORDER BY finished_at"), {"r": run_ids}).scalars()]
-    wall = finished[-1]
-    reached = {mark: finished[mark - 1] for mark in checkpoints if mark <= len(finished)}
-    with store.unit_of_work() as uow:
         row = uow.conn.execute(text(
             "SELECT count(*) FILTER (WHERE r.status = 'failed'), min(r.error), sum(r.llm_calls),"
             " sum((s.output->'embedding'->>'embedded')::int), sum((s.output->'embedding'->>'texts')::int),"
@@ -103,6 +100,8 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
             " WHERE r.id = ANY(:r)"), {"r": run_ids, "stage": EMBED_AND_LOAD.name}).one()
     if row[0]:
         raise SystemExit(f"{row[0]} runs failed, e.g. {row[1]}")
+    wall = finished[-1]
+    reached = {mark: finished[mark - 1] for mark in checkpoints if mark <= len(finished)}
     time.sleep(0.5)  # a batch task counts its texts just after storing them
     out = {"wall_s": round(wall, 3), "accept_s": round(accepted, 3), "docs_per_s": round(len(docs) / wall, 3),
            "llm_calls": int(row[2] or 0),
