@@ -210,13 +210,13 @@ def test_forget_leaves_no_copy_of_a_captured_object(client, store, dataset_name)
         assert uow.conn.execute(text("SELECT count(*) FROM entities WHERE id = :k"), {"k": kept.object_id}).scalar() == 1
 
 
-def test_readme_capture_examples_run_verbatim(worker, store):
+def test_docs_capture_examples_run_verbatim(worker, store):
     import os
     import subprocess
     import sys
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    block = next(b for b in readme.split("```bash\n")[1:] if b.startswith("engram capture"))
+    doc = (Path(__file__).parents[2] / "docs" / "capture.md").read_text()
+    block = next(b for b in doc.split("```bash\n")[1:] if b.startswith("engram capture"))
     lines = [line for line in block.split("```")[0].splitlines() if line.strip()]
     assert len([line for line in lines if line.startswith("engram capture")]) == 6
     env = dict(worker.env, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))

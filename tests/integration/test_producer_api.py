@@ -19,7 +19,7 @@ SLOW = 45  # seconds one extraction call holds a pipeline process
 
 
 def readme_producer_snippet() -> str:
-    section = README.read_text().split("\n## Producers", 1)[1].split("\n## ", 1)[0]
+    section = README.read_text().split("\n## Quick start", 1)[1].split("\n## ", 1)[0]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
