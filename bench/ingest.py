@@ -45,14 +45,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "corpus"))
 
 
-def build_cassette(docs: list[tuple[str, str]], max_chunk_tokens: int, latency: float, path: Path) -> int:
+def build_cassette(docs: list[tuple[str, str]], settings, latency: float, path: Path) -> int:
     """Record a cassette: one entry per chunk the pipeline will make, answered by the offline extractor."""
+    from engram.adapters.embed import get_embedder
     from engram.adapters.llm.offline import offline_chunk_extraction
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.pipelines.cognify.chunk import chunk_for_embedder
 
     entries = []
+    embedder = get_embedder(settings)
     for _name, text in docs:
-        for chunk in chunk_text(text, max_chunk_tokens):
+        for chunk in chunk_for_embedder(text, settings.max_chunk_tokens, embedder):
             entry = {"contains": chunk.text, "response_model": "ChunkExtraction",
                      "response": offline_chunk_extraction(chunk.text).model_dump()}
             if latency:
@@ -229,7 +231,10 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
     run_tag = uuid.uuid4().hex[:6]
     checkpoints = tuple(int(x) for x in args.scale.split(",") if x)
     # Unique text per run, so content-hash dedupe and the reuse table never turn a set into a no-op.
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.adapters.embed import get_embedder
+    from engram.pipelines.cognify.chunk import chunk_budget, chunk_text
+
+    limit, count_tokens = chunk_budget(settings.max_chunk_tokens, get_embedder(settings))
 
     def corpus(n: int, seed: int, label: str) -> list[tuple[str, str]]:
         docs, more = [], seed
@@ -237,7 +242,7 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
             docs += generate(min(300, n - len(docs)), seed=more)
             more += 101
         if not args.full_docs:  # one chunk each, with room left for the run tag
-            docs = [(name, chunk_text(t, settings.max_chunk_tokens - 24)[0].text) for name, t in docs]
+            docs = [(name, chunk_text(t, limit - 24, count_tokens)[0].text) for name, t in docs]
         return [(name, f"{t}\n\nBenchmark run {run_tag}{label}.") for name, t in docs]
 
     sets = [("cold", corpus(max(checkpoints or (args.docs,)), 7, ""))]
@@ -245,7 +250,7 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
         names = ["warm"] if args.rounds == 1 else [f"warm{k}" for k in range(1, args.rounds + 1)]
         sets += [(name, corpus(args.docs, 11 + 1000 * k, f", {name} set")) for k, name in enumerate(names)]
     cassette = args.out / f"cassette-{run_tag}.json"
-    chunks = build_cassette([d for _, docs in sets for d in docs], settings.max_chunk_tokens, args.llm_latency,
+    chunks = build_cassette([d for _, docs in sets for d in docs], settings, args.llm_latency,
                             cassette)
 
     env = {"ENGRAM_LLM_MODEL": f"replay:{cassette}", "ENGRAM_LLM_CONCURRENCY": str(args.llm_concurrency)}

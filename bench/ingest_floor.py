@@ -11,13 +11,15 @@ def prepare_floor(docs, dataset_id, settings):
     """What a floor writes: the items' rows and the (row id, text) pairs to embed, LLM answers precomputed."""
     from engram.adapters.llm.offline import offline_chunk_extraction
     from engram.pipelines import ids
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.adapters.embed import get_embedder
+    from engram.pipelines.cognify.chunk import chunk_for_embedder
     from engram.pipelines.cognify.embedding import texts_to_embed
     from engram.pipelines.cognify.extract import build_graph
 
     out = []
+    embedder = get_embedder(settings)
     for name, text in docs:
-        chunks = chunk_text(text, settings.max_chunk_tokens)
+        chunks = chunk_for_embedder(text, settings.max_chunk_tokens, embedder)
         extractions = [offline_chunk_extraction(c.text) for c in chunks]
         digest = ids.content_hash(text.encode())
         document = ids.document_id(ids.data_item_id(dataset_id, digest))

@@ -71,7 +71,7 @@ def load(passages, dataset: str, titles: bool, settings) -> float | None:
     from engram.adapters.llm.offline import offline_chunk_extraction
     from engram.adapters.store import Store
     from engram.pipelines import ids
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.pipelines.cognify.chunk import chunk_for_embedder
     from engram.pipelines.cognify.extract import build_graph
 
     store = Store()
@@ -85,7 +85,7 @@ def load(passages, dataset: str, titles: bool, settings) -> float | None:
     prepared, keyed_all = [], []
     with store.unit_of_work() as uow:
         for title, text in passages:
-            chunks = chunk_text(text, settings.max_chunk_tokens)
+            chunks = chunk_for_embedder(text, settings.max_chunk_tokens, embedder)
             extractions = [offline_chunk_extraction(c.text) for c in chunks]
             item, _ = uow.graph.add_item(dataset_id, ids.content_hash(text.encode()), text,
                                          name=title if titles else None, mime=None, source=None)

@@ -103,7 +103,12 @@ def _embedder_check(settings) -> Check:
     if len(vector) != settings.embedding_dimension:
         return Check("embedder", False, f"{embedder.name} gives {len(vector)}-d vectors",
                      f"ENGRAM_EMBEDDING_DIMENSION={len(vector)}")
-    return Check("embedder", True, f"{embedder.name}, {len(vector)}-d")
+    try:  # chunks are cut to the embedder's window: cognify fails without it
+        window = embedder.max_tokens
+    except Exception as exc:
+        return Check("embedder", False, _first_line(exc), "ENGRAM_EMBEDDING_MAX_TOKENS=<its input limit in tokens>")
+    return Check("embedder", True, f"{embedder.name}, {len(vector)}-d, chunks of at most "
+                 f"{min(settings.max_chunk_tokens, window)} of its {window} tokens")
 
 
 def _config_check(settings) -> Check:

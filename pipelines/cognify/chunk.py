@@ -1,9 +1,11 @@
-"""Chunk stage: sentences -> paragraphs -> chunks of at most max_chunk_tokens.
+"""Chunk stage: sentences -> paragraphs -> chunks the embedder reads whole.
 
-Every chunk is a slice of the original text (line breaks inside it survive, which matters for
-code and CSV rows), so joining the chunks loses no word. A chunk prefers to end where a
-paragraph ends, then where a sentence ends; only a sentence longer than the whole limit is cut
-between words.
+Chunks are measured in the embedder's own tokens, at most min(max_chunk_tokens, its window)
+(`chunk_budget`), so no chunk's tail goes unembedded. Every chunk is a slice of the original
+text (line breaks inside it survive, which matters for code and CSV rows), so joining the
+chunks loses no character. A chunk prefers to end where a paragraph ends, then where a
+sentence ends; only a sentence longer than the whole limit is cut between words, and only a
+word longer than it (a URL, base64) between characters.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 PARAGRAPH_END = "paragraph_end"
 SENTENCE_END = "sentence_end"
 SENTENCE_CUT = "sentence_cut"
+WORD_CUT = "word_cut"
 END = "end"
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\r\f\v]*\n\s*")
@@ -47,9 +51,29 @@ class _Unit:
     paragraph: int
 
 
+class TokenWindow(Protocol):
+    """What the chunker needs of an embedder: its window in content tokens and its counter."""
+
+    max_tokens: int
+
+    def count_tokens(self, text: str) -> int: ...
+
+
 def count_words(text: str) -> int:
     """Default token counter: one word is one token."""
     return len(text.split())
+
+
+def chunk_budget(max_chunk_tokens: int, embedder: TokenWindow) -> tuple[int, Callable[[str], int]]:
+    """The one rule for the limit and counter chunks are cut with: the embedder's own tokens,
+    at most `max_chunk_tokens` and never more than the embedder reads."""
+    return min(max_chunk_tokens, embedder.max_tokens), embedder.count_tokens
+
+
+def chunk_for_embedder(text: str, max_chunk_tokens: int, embedder: TokenWindow) -> list[ChunkDraft]:
+    """The chunks the cognify chunk stage makes of `text` (benches and tests call this too)."""
+    limit, counter = chunk_budget(max_chunk_tokens, embedder)
+    return chunk_text(text, limit, counter)
 
 
 def chunk_text(
@@ -150,9 +174,19 @@ def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
 def _word_pieces(
     text: str, start: int, end: int, limit: int, counter: Callable[[str], int], cut: str, para: int
 ) -> list[_Unit]:
-    """Split an over-long sentence between words; the last piece keeps the sentence's end."""
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text, start, end)]
-    counts = [counter(text[s:e]) for s, e in words]
+    """Split an over-long sentence between words, and a word longer than the whole limit (a URL,
+    base64) between characters; the last piece keeps the sentence's end."""
+    words: list[tuple[int, int]] = []
+    counts: list[int] = []
+    for match in _WORD.finditer(text, start, end):
+        tokens = counter(match.group())
+        if tokens <= limit:
+            words.append(match.span())
+            counts.append(tokens)
+            continue
+        for s, e in _character_spans(text, match.start(), match.end(), limit, counter):
+            words.append((s, e))
+            counts.append(counter(text[s:e]))
     pieces: list[_Unit] = []
     i = 0
     while i < len(words):
@@ -164,12 +198,50 @@ def _word_pieces(
         while tokens > limit and j - i > 1:  # the tokenizer may count the join higher
             j -= 1
             tokens = counter(text[words[i][0] : words[j - 1][1]])
-        # A single word longer than the limit stays whole: cutting inside it would lose it.
-        last = j == len(words)
-        end_cut = cut if last else SENTENCE_CUT
-        pieces.append(_Unit(words[i][0], words[j - 1][1], tokens, end_cut, para))
+        piece_end = words[j - 1][1]
+        if j == len(words):
+            end_cut = cut
+        else:
+            end_cut = SENTENCE_CUT if text[piece_end].isspace() else WORD_CUT
+        pieces.append(_Unit(words[i][0], piece_end, tokens, end_cut, para))
         i = j
     return pieces
+
+
+def _character_spans(
+    text: str, start: int, end: int, limit: int, counter: Callable[[str], int]
+) -> list[tuple[int, int]]:
+    """Cut one word into consecutive spans of at most `limit` tokens each, covering all of it."""
+    spans: list[tuple[int, int]] = []
+    pos = start
+    while counter(text[pos:end]) > limit:
+        size = _longest_fit(text, pos, end, limit, counter)
+        spans.append((pos, pos + size))
+        pos += size
+    spans.append((pos, end))
+    return spans
+
+
+def _longest_fit(text: str, pos: int, end: int, limit: int, counter: Callable[[str], int]) -> int:
+    """The most characters from `pos` that fit in `limit` tokens (the whole rest does not),
+    shortened to end after a punctuation mark in its second half when that still fits."""
+
+    def fits(size: int) -> bool:
+        return counter(text[pos : pos + size]) <= limit
+
+    if not fits(1):
+        raise ValueError(f"one character {text[pos]!r} counts more than the limit of {limit} tokens")
+    fit, step = 1, max(2, limit)
+    while pos + step < end and fits(step):  # grow: a token may span many characters
+        fit, step = step, step * 2
+    unfit = min(step, end - pos)
+    while unfit - fit > 1:
+        middle = (fit + unfit) // 2
+        fit, unfit = (middle, unfit) if fits(middle) else (fit, middle)
+    for size in range(fit, fit // 2, -1):
+        if not text[pos + size - 1].isalnum():
+            return size if fits(size) else fit
+    return fit
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:

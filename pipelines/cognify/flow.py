@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
 from engram.pipelines import ids
-from engram.pipelines.cognify.chunk import chunk_text
+from engram.pipelines.cognify.chunk import chunk_for_embedder
 from engram.pipelines.cognify.classify import classify as classify_type
 from engram.pipelines.cognify.embedding import request_vectors, texts_to_embed
 from engram.pipelines.cognify.extract import build_graph
@@ -63,7 +63,7 @@ def load_chunk(uow, ctx) -> str:
 
 
 def compute_chunk(text: str, ctx) -> dict:
-    drafts = chunk_text(text, ctx.settings.max_chunk_tokens)
+    drafts = chunk_for_embedder(text, ctx.settings.max_chunk_tokens, ctx.ports.embedder())
     return {"chunks": [{"index": c.index, "text": c.text, "token_count": c.token_count,
                         "cut_type": c.cut_type} for c in drafts]}
 

@@ -28,13 +28,15 @@ def expected_graph(dataset: uuid.UUID, docs: list[str], llm_model: str | None = 
     from engram.adapters.llm.gateway import gateway_from_settings
     from engram.models.payloads import RememberItem
     from engram.pipelines import ids
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.adapters.embed import get_embedder
+    from engram.pipelines.cognify.chunk import chunk_for_embedder
     from engram.pipelines.cognify.extract import build_graph
     from engram.pipelines.cognify.ingest import prepare
     from engram.settings import get_settings
     from engram.tasks.cognify import extract_one
 
     settings = get_settings()
+    embedder = get_embedder(settings)
     gateway = gateway_from_settings(settings.model_copy(update={"llm_model": llm_model}) if llm_model else settings)
     out: dict[str, set[uuid.UUID]] = {"data_items": set(), "chunks": set(), "entities": set(), "edges": set(),
                                       "summaries": set()}
@@ -42,7 +44,8 @@ def expected_graph(dataset: uuid.UUID, docs: list[str], llm_model: str | None = 
         item = prepare(RememberItem(text=doc), settings.max_content_bytes, i)
         item_id = ids.data_item_id(dataset, item.digest)
         document = ids.document_id(item_id)
-        chunks = [(ids.chunk_id(document, c.index), c.text) for c in chunk_text(item.text, settings.max_chunk_tokens)]
+        drafts = chunk_for_embedder(item.text, settings.max_chunk_tokens, embedder)
+        chunks = [(ids.chunk_id(document, c.index), c.text) for c in drafts]
         draft = build_graph(dataset, chunks, [extract_one(gateway, "single", t) for _, t in chunks])
         out["data_items"].add(item_id)
         out["chunks"].update(c for c, _ in chunks)

@@ -224,14 +224,16 @@ def test_a_load_whose_texts_another_batch_holds_gives_its_worker_back_and_comes_
     itself, comes again after ENGRAM_EMBED_GIVE_WAY_SECONDS, and the item loads once. Here this
     test's own transaction is that other batch."""
     from engram.adapters.store.engine import get_engine
-    from engram.pipelines.cognify.chunk import chunk_text
+    from engram.adapters.embed import get_embedder
+    from engram.pipelines.cognify.chunk import chunk_for_embedder
     from engram.settings import get_settings
 
     # Batch tasks wait (a long window, a large minimum): only the items' own loads claim.
     fleet = worker_factory({"ENGRAM_EMBED_BATCH_WINDOW_SECONDS": "30", "ENGRAM_EMBED_BATCH_MIN": "5000"})
     tag = uuid.uuid4().hex[:8]
     content = f"Kestrel Labs opened a research office in Tromso in 2021. Give way test {tag}."
-    chunk = normalise(chunk_text(content, get_settings().max_chunk_tokens)[0].text)
+    settings = get_settings()
+    chunk = normalise(chunk_for_embedder(content, settings.max_chunk_tokens, get_embedder(settings))[0].text)
     with store.unit_of_work() as uow:
         uow.conn.execute(text("INSERT INTO embedding_requests (model, dimension, text_hash, text)"
                               " VALUES (:m, 384, :h, :t)"), {"m": MODEL, "h": text_key(chunk), "t": chunk})

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from engram.pipelines.cognify.chunk import ChunkDraft, chunk_text
+from engram.pipelines.cognify.chunk import ChunkDraft, chunk_budget, chunk_for_embedder, chunk_text
 
 SENTENCE = "The quick brown fox jumps over the lazy dog."  # 9 words
 
@@ -115,3 +118,71 @@ def test_chunking_is_deterministic() -> None:
 def test_limit_below_one_is_rejected() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         chunk_text("words", 0)
+
+
+# ------------------------------------------------------------------ limits in the embedder's tokens
+
+
+def per_three_chars(s: str) -> int:
+    """A fake sub-word counter: every word costs one token per three characters."""
+    return sum(-(-len(w) // 3) for w in s.split())
+
+
+def assert_slices_cover(text: str, chunks: list[ChunkDraft]) -> None:
+    """Chunks are consecutive slices of `text` with only whitespace between them."""
+    pos = 0
+    for chunk in chunks:
+        at = text.find(chunk.text, pos)
+        assert at >= 0 and not text[pos:at].strip(), f"chunk {chunk.index} is not the next slice"
+        pos = at + len(chunk.text)
+    assert not text[pos:].strip()
+
+
+def test_a_giant_single_word_is_cut_by_characters_and_no_chunk_exceeds_the_limit() -> None:
+    url = "https://example.com/" + "/".join(f"segment{i}" for i in range(60)) + "?q=" + "ab" * 300
+    blob = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" * 40
+    text = f"See {url} for details. The payload was {blob} and nothing else.\n\nA short closing paragraph."
+    chunks = chunk_text(text, 20, per_three_chars)
+    assert all(c.token_count == per_three_chars(c.text) <= 20 for c in chunks)
+    assert_slices_cover(text, chunks)
+    assert "".join(c.text for c in chunks).split() != text.split()  # the giant words were cut...
+    assert "".join("".join(c.text for c in chunks).split()) == "".join(text.split())  # ...losing nothing
+    assert "word_cut" in {c.cut_type for c in chunks}
+    assert chunks[-1].text == "A short closing paragraph."
+
+
+def test_a_cut_inside_a_word_prefers_to_follow_a_punctuation_mark() -> None:
+    path = "/".join(f"part{i:02d}" for i in range(30))  # 6 characters a segment, 179 in all
+    (first, *_) = chunk_text(path, 10, per_three_chars)
+    assert first.text.endswith("/") and first.cut_type == "word_cut"
+
+
+def test_a_character_longer_than_the_limit_is_refused() -> None:
+    with pytest.raises(ValueError, match="one character"):
+        chunk_text("abc defgh", 1, lambda s: 2 * len(s))
+
+
+@given(st.lists(st.text(alphabet="ab .\n/-:é", min_size=1, max_size=400), min_size=1, max_size=6),
+       st.integers(min_value=1, max_value=40))
+@hsettings(max_examples=150, deadline=None)
+def test_any_text_is_cut_within_the_limit_without_losing_a_character(parts: list[str], limit: int) -> None:
+    text = "\n\n".join(parts)
+    chunks = chunk_text(text, limit, per_three_chars)
+    assert all(1 <= per_three_chars(c.text) <= limit for c in chunks)
+    assert_slices_cover(text, chunks)
+    assert "".join("".join(c.text for c in chunks).split()) == "".join(text.split())
+
+
+class FakeEmbedder:
+    max_tokens = 12
+
+    def count_tokens(self, text: str) -> int:
+        return per_three_chars(text)
+
+
+def test_the_budget_is_the_embedders_tokens_capped_by_its_window() -> None:
+    embedder = FakeEmbedder()
+    assert chunk_budget(256, embedder) == (12, embedder.count_tokens)
+    assert chunk_budget(9, embedder)[0] == 9
+    text = " ".join(f"alphabet{i}" for i in range(50))
+    assert chunk_for_embedder(text, 256, embedder) == chunk_text(text, 12, per_three_chars)
