@@ -75,14 +75,17 @@ def is_header_line(line: str) -> bool:
 
 def chat_turns(lines: list[str]) -> list[tuple[str | None, str]] | None:
     """The turns of a chat chunk as (speaker, text), or None when the text is not a chat: at least
-    two `Name: text` lines that are most of its lines, or one such line alone that speaks in the
-    first person (a long turn's piece). A line without a speaker continues the turn above it."""
+    two `Name: text` lines that are most of its lines (someone speaks twice when there are more than
+    two; no field label), or one such line alone that speaks in the first person (a long turn's
+    piece). A line without a speaker continues the turn above it."""
     matches = [_TURN.match(line) for line in lines]
-    found = sum(1 for m in matches if m)
-    if found * 2 < len(lines) or not found:
+    speakers = [m.group(1) for m in matches if m]
+    if len(speakers) * 2 < len(lines) or not speakers or any(s.lower() in _LABELS for s in speakers):
         return None
-    if found == 1 and (len(lines) > 1 or not _speaks(matches[0].group(1), matches[0].group(2))):
+    if len(speakers) == 1 and (len(lines) > 1 or not _speaks(speakers[0], matches[0].group(2))):
         return None
+    if len(speakers) > 2 and len(set(speakers)) == len(speakers):
+        return None  # "Task: ...", "Result: ...", "Owner: ...": fields, each once, not turns
     turns: list[tuple[str | None, str]] = []
     for line, match in zip(lines, matches, strict=True):
         if match:

@@ -128,7 +128,8 @@ _RELATION_LEADERS = frozenset(
 # "Label: text" lines that are no chat turn.
 _LABELS = frozenset(
     """note notes summary title subject re date time question answer q a warning error example
-    tip source update step todo ps nb caption description tags status result""".split()
+    tip source update step todo ps nb caption description tags status result error task tools
+    name role company email phone address url link type category priority owner location""".split()
 )
 # A relation holding one of these is a clause fragment ("chose_them_cause", "says_it_s_because").
 _CLAUSE_WORDS = frozenset(

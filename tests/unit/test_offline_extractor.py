@@ -202,7 +202,8 @@ def test_you_is_the_other_speaker_only_when_there_are_two() -> None:
     two = offline_graph(chat(("Caroline", "Did you visit Porto?"), ("Melanie", "Not yet.")))
     assert ("Melanie", "visit", "Porto") in relations(two)
     three = offline_graph(chat(("Caroline", "Did you visit Porto?"), ("Melanie", "Not yet."),
-                               ("Jo", "Me neither.")))
+                               ("Jo", "Me neither."), ("Caroline", "Haha ok.")))
+    assert {"Caroline", "Melanie", "Jo"} <= {n.name for n in three.nodes if n.type == "person"}
     assert not {r for r in relations(three) if r[2] == "Porto"}
 
 
@@ -239,3 +240,12 @@ def test_one_long_turn_alone_is_still_a_turn_but_a_label_is_not() -> None:
     assert ("Caroline", "moved_to", "Lisbon") in relations(turn)
     label = offline_graph("Note: Jaws is a 1975 film directed by Steven Spielberg.")
     assert "Note" not in {n.name for n in label.nodes if n.type == "person"}
+
+
+def test_field_lines_are_no_chat() -> None:
+    """Read as prose: no field label becomes a participant."""
+    for text in ("Task: ship the Acme Corp report\nResult: sent to Bob Smith\nOwner: Alice",
+                 "Name: Jane Goodall\nRole: primatologist in Tanzania",
+                 "Alpha: first\nBeta: second\nGamma: third"):
+        labels = {line.split(":")[0] for line in text.splitlines()}
+        assert not {n.name for n in offline_graph(text).nodes if n.type == "person"} & labels
