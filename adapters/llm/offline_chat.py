@@ -31,12 +31,13 @@ from engram.adapters.llm.offline_words import (
     _LABELS,
     _LONE_FILLERS,
     _MONTHS,
-    _NAME_VERBS,
+    _FINITE_VERBS,
     _NOT_VERBS,
     _RELATION_LEADERS,
     _RELATION_STOP,
     _ROLES,
     _SENTENCE_STOP,
+    _SUBJECT_ADVERBS,
     _VERBS,
     _WEEKDAYS,
 )
@@ -62,6 +63,7 @@ _FIRST_PERSON = re.compile(
 # A capitalised word after a lower-case word ("saw Tala", "to Leeds"): written as a name.
 _AFTER_LOWER = re.compile(r"(?:^|\s)[a-z][\w'\u2019]*[,;]? ([A-Z][\w&\-]+)")
 _LOWER_WORD = re.compile(r"(?<![\w'\u2019])[a-z][\w'\u2019]*")
+_GERUND_ENDINGS = ("ing", "ment", "tion", "sion", "ness")  # "Fundraising went", "Payment was": no subject names
 _REPEATED = re.compile(r"(\w)\1\1")
 _BARE_NUMBER = re.compile(r"[\d,.]+")
 _EXPANSION = {"m": " is", "ve": " has", "ll": " will", "d": " would", "re": " is"}
@@ -179,11 +181,26 @@ def _keep_in_chat(mention: _Mention, sentence: str, seen: _Seen) -> bool:
             and not _REPEATED.search(name)
     if len(words) > 1 or not _at_start(sentence, mention):
         return True
-    after = sentence[mention.end :].split(" ", 2)[1:2]
     possessive = sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
     return seen.named(name) or mention.type == "person" \
         or (possessive and not name.lower().endswith(_COMMON_ENDINGS)) \
-        or (bool(after) and after[0].lower() in _NAME_VERBS and name.lower() not in seen.lower)
+        or (name.lower() not in seen.lower and not name.lower().endswith(_GERUND_ENDINGS)
+            and _subject(sentence[mention.end :], seen))
+
+
+def _subject(after: str, seen: _Seen) -> bool:
+    """The words after a sentence's first word make it a subject: a finite verb ("Tala says",
+    "Pickle also learned") or "and" a speaker ("Carmen and I", read "Carmen and Leah")."""
+    words = [w.strip(",.!?;:") for w in after.split()[:3]]
+    if words[:1] == ["and"]:
+        return len(words) > 1 and words[1].lower() in seen.speakers
+    if words and (words[0].lower() in _SUBJECT_ADVERBS or words[0].endswith("ly")):
+        words = words[1:]
+    if not words or not words[0].islower():
+        return False
+    verb = words[0]
+    return verb in _FINITE_VERBS or (verb.endswith("ed") and _is_verb(verb)) \
+        or (verb.endswith("s") and verb not in _NOT_VERBS and _is_verb(verb))
 
 
 def _at_start(sentence: str, mention: _Mention) -> bool:

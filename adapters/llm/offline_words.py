@@ -69,7 +69,8 @@ _RELATION_STOP = frozenset(
 # Chat (adapters/llm/offline_chat.py). Words that open or fill a turn and name nothing: greetings,
 # interjections, fillers, thanks and congratulations, as chat writes them.
 _INTERJECTIONS = frozenset(
-    """hi hey heya hiya hello yo morning evening night bye goodbye cheers thanks thank thx ty
+    """everyone everybody everything someone somebody something anyone anybody anything nobody
+    nothing hi hey heya hiya hello yo morning evening night bye goodbye cheers thanks thank thx ty
     congrats congratulations wow woah whoa omg omfg lol lmao rofl haha hahaha hahahaha hah ha
     hehe heh jaja jajaja jajajaja aww awww aw ooh oooh oh ohh ah ahh argh ugh ew eek yikes yay
     woohoo hooray yeah yea yep yup yes yess yesss nope nah no ok okay okk kk k alright right
@@ -80,7 +81,8 @@ _INTERJECTIONS = frozenset(
 # Words that are no entity alone ("Great!", "Love it") but may start one ("Great North Run").
 _LONE_FILLERS = frozenset(
     """nice cool great awesome amazing wonderful lovely brilliant fab fabulous perfect good
-    happy merry dear welcome love lucky true fair same best glad proud""".split()
+    happy merry dear welcome love lucky true fair same best glad proud any always really mine
+    yours ours tonight fingers""".split()
 )
 # Two-word greetings and fillers ("Good morning", "Happy birthday", "Thank you").
 _FILLER_PHRASES = frozenset(
@@ -95,11 +97,15 @@ _MONTHS = frozenset(
 )
 # Pronoun contractions ("I'm", "you're", "it's", "that's") open a turn and name nothing.
 _CONTRACTION_ENDINGS = ("'m", "'ll", "'ve", "'re", "'d", "n't")
-# A lone sentence opener followed by one of these reads as someone's name ("Tala says ...").
-_NAME_VERBS = frozenset(
-    """says said told texted messaged called asked wants wanted thinks thought sent loves loved
-    lives lived works worked""".split()
+# A lone sentence opener followed by a finite verb is its subject, a name ("Tala says", "Juno
+# hated"): these irregular forms, or a regular -ed / -s form of a verb.
+_FINITE_VERBS = frozenset(
+    """is was has had does did went came got made took saw met knew thought bought brought found
+    gave told said left lost won ran began wrote read spoke taught sold sent built felt kept held
+    paid flew drove rode ate drank sang swam put fell drew grew wore chose broke became""".split()
 )
+# Words between a subject and its verb ("Pickle also learned", "Juno absolutely hated").
+_SUBJECT_ADVERBS = frozenset("also just finally still never always really actually even".split())
 # Relation heads (chat): common verbs in their base and irregular forms; regular -ed/-ing/-s
 # forms of these and any other -ed/-ing word also head a relation.
 _VERBS = frozenset(

@@ -249,3 +249,12 @@ def test_field_lines_are_no_chat() -> None:
                  "Alpha: first\nBeta: second\nGamma: third"):
         labels = {line.split(":")[0] for line in text.splitlines()}
         assert not {n.name for n in offline_graph(text).nodes if n.type == "person"} & labels
+
+
+def test_a_sentence_opener_with_a_verb_after_it_is_a_name() -> None:
+    graph = offline_graph(chat(
+        ("Leah", "Carmen and I canned 24 jars of sauce last weekend."),
+        ("Callum", "Juno absolutely hated the snow. Hector says hi."),
+        ("Leah", "Everything is fine. Honestly is fine. Thursday was long."),
+    ))
+    assert {n.name for n in graph.nodes} == {"Leah", "Callum", "Carmen", "Juno", "Hector"}
