@@ -2,12 +2,14 @@
 
 Heuristics only (no network, no model), so remember -> recall works without a key and tests
 and benchmarks are reproducible. Quality is "good enough to link names", not an LLM's.
+A chat chunk (`Speaker: text` lines) is read by adapters/llm/offline_chat.py.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from engram.adapters.llm.offline_words import (
     _COMMON_ENDINGS,
@@ -103,60 +105,86 @@ def offline_summary(text: str) -> SummarizedContent:
 
 
 def offline_graph(text: str) -> KnowledgeGraph:
-    nodes: dict[str, Node] = {}  # normalised name (or legal-form alias) -> node
-    ordered: list[Node] = []
-    edges: dict[tuple[str, str, str], Edge] = {}
-    flat = " ".join(text.split())
+    # Imported here: the chat rules build on this module's.
+    from engram.adapters.llm.offline_chat import chat_graph, chat_turns, is_header_line
+
+    # A line that only dates a session ("1:56 pm on 8 May, 2023") states no fact.
+    lines = [line for line in text.splitlines() if line.strip() and not is_header_line(line)]
+    turns = chat_turns(lines)
+    if turns is not None:
+        return chat_graph(turns)
+    graph = _Graph()
+    flat = " ".join(" ".join(lines).split())
     inner = _inner_capitalised(flat)
     for sentence in _sentences(flat):
-        mentions = [m for m in _mentions(sentence) if _keep(m, sentence, inner)]
-        resolved = [_node_for(nodes, ordered, mention, sentence) for mention in mentions]
-        if len(mentions) < 2:
+        _link(graph, sentence, [m for m in _mentions(sentence) if _keep(m, sentence, inner)])
+    return graph.result()
+
+
+@dataclass
+class _Graph:
+    nodes: dict[str, Node] = field(default_factory=dict)  # normalised name (or legal-form alias) -> node
+    ordered: list[Node] = field(default_factory=list)
+    edges: dict[tuple[str, str, str], Edge] = field(default_factory=dict)
+
+    def result(self) -> KnowledgeGraph:
+        return KnowledgeGraph(nodes=self.ordered, edges=list(self.edges.values()))
+
+
+def _link(graph: _Graph, sentence: str, mentions: list[_Mention], description: str | None = None,
+          relate: Callable[[str], str] | None = None) -> None:
+    """The sentence's mentions as nodes, and an edge between each and the next; description
+    (default: the sentence) is what nodes and edges quote; relate vets each relation name."""
+    description = description or sentence
+    edges = graph.edges
+    resolved = [_node_for(graph.nodes, graph.ordered, mention, description) for mention in mentions]
+    if len(mentions) < 2:
+        return
+    # The validity the sentence states ("since 2015", "from 2015 to 2022") dates its facts.
+    stated = stated_interval(sentence)
+    valid_from = stated.valid_from.iso() if stated.valid_from else None
+    valid_to = stated.valid_to.iso() if stated.valid_to else None
+    added: list[tuple[tuple[str, str, str], bool]] = []
+    # "She founded Acme in 1999": the verb before the first mention dates the later edge.
+    previous = _relationship(sentence[: mentions[0].start], "")
+    previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
+    for i in range(len(mentions) - 1):
+        source, target = resolved[i], resolved[i + 1]
+        start = i
+        # A date is when a fact holds, never its subject: "X is a 1957 film directed by Y"
+        # links X to Y across the date.
+        while start > 0 and resolved[start].type == "date":
+            start -= 1
+        source = resolved[start]
+        if source.id == target.id or source.type == "date":
             continue
-        # The validity the sentence states ("since 2015", "from 2015 to 2022") dates its facts.
-        stated = stated_interval(sentence)
-        valid_from = stated.valid_from.iso() if stated.valid_from else None
-        valid_to = stated.valid_to.iso() if stated.valid_to else None
-        added: list[tuple[tuple[str, str, str], bool]] = []
-        # "She founded Acme in 1999": the verb before the first mention dates the later edge.
-        previous = _relationship(sentence[: mentions[0].start], "")
-        previous = "" if previous == "related_to" or previous.count("_") > 1 else previous
-        for i in range(len(mentions) - 1):
-            source, target = resolved[i], resolved[i + 1]
-            start = i
-            # A date is when a fact holds, never its subject: "X is a 1957 film directed by Y"
-            # links X to Y across the date.
-            while start > 0 and resolved[start].type == "date":
-                start -= 1
-            source = resolved[start]
-            if source.id == target.id or source.type == "date":
-                continue
-            between = _DIGITS.sub(" ", sentence[mentions[start].end : mentions[i + 1].start])
-            relationship = _relationship(between, previous if target.type == "date" else "")
-            if relationship != "related_to":
-                previous = relationship
-            role = _possessive_role(between)
-            if role and target.type != "date":
-                # "Springfield's mayor is Maria Lopez": Maria Lopez -mayor_of-> Springfield.
-                source, target, relationship = target, source, role
-            key = (source.id, target.id, relationship)
-            if key not in edges:
-                edges[key] = Edge.model_construct(
-                    source_node_id=source.id,
-                    target_node_id=target.id,
-                    relationship_name=relationship,
-                    description=sentence,
-                    valid_from=valid_from,
-                    valid_to=valid_to,
-                )
-                added.append((key, source.type == "date" or target.type == "date" or start != i))
-        if any(not dated for _, dated in added):
-            # The sentence's dates are the validity of its facts now: "Springfield mayor_in 2015"
-            # beside "Maria Lopez mayor_of Springfield (from 2015)" would only repeat it.
-            for key, dated in added:
-                if dated:
-                    del edges[key]
-    return KnowledgeGraph(nodes=ordered, edges=list(edges.values()))
+        between = _DIGITS.sub(" ", sentence[mentions[start].end : mentions[i + 1].start])
+        relationship = _relationship(between, previous if target.type == "date" else "")
+        if relate is not None:
+            relationship = relate(relationship)
+        if relationship != "related_to":
+            previous = relationship
+        role = _possessive_role(between)
+        if role and target.type != "date":
+            # "Springfield's mayor is Maria Lopez": Maria Lopez -mayor_of-> Springfield.
+            source, target, relationship = target, source, role
+        key = (source.id, target.id, relationship)
+        if key not in edges:
+            edges[key] = Edge.model_construct(
+                source_node_id=source.id,
+                target_node_id=target.id,
+                relationship_name=relationship,
+                description=description,
+                valid_from=valid_from,
+                valid_to=valid_to,
+            )
+            added.append((key, source.type == "date" or target.type == "date" or start != i))
+    if any(not dated for _, dated in added):
+        # The sentence's dates are the validity of its facts now: "Springfield mayor_in 2015"
+        # beside "Maria Lopez mayor_of Springfield (from 2015)" would only repeat it.
+        for key, dated in added:
+            if dated:
+                del edges[key]
 
 
 def _node_for(
@@ -227,10 +255,11 @@ def _keep(mention: _Mention, sentence: str, inner: set[str]) -> bool:
         or sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
 
 
-def _mentions(sentence: str) -> list[_Mention]:
-    """Dates, then quoted titles, then capitalised word runs outside them, in order of appearance."""
-    found: list[_Mention] = []
-    taken: list[tuple[int, int]] = []
+def _mentions(sentence: str, people: list[tuple[int, int, str]] = ()) -> list[_Mention]:
+    """Dates, then quoted titles, then capitalised word runs outside them, in order of appearance.
+    people: spans known to name a person (a chat's speakers), and no part of a run around them."""
+    found: list[_Mention] = [_Mention(name, "person", a, b) for a, b, name in people]
+    taken: list[tuple[int, int]] = [(a, b) for a, b, _ in people]
     if _DIGIT.search(sentence):
         for match in _DATE.finditer(sentence):
             found.append(_Mention(match.group(0), "date", match.start(), match.end()))
@@ -252,6 +281,11 @@ def _mentions(sentence: str) -> list[_Mention]:
         numeral = _TRAILING_NUMERAL.search(match.group(0))
         if numeral and _MONTH_WORD.fullmatch(match.group(0)[: numeral.start()].rsplit(" ", 1)[-1]):
             end = start + numeral.start()  # "June 12" is a day, not a name
+        if people:
+            # "Did you" read as "Did Leah": the run is split around the speaker.
+            runs = _outside(sentence, start, end, taken)
+            found.extend(m for a, b in runs if (m := _trim_run(sentence, a, b)))
+            continue
         if taken and any(a < end and start < b for a, b in taken):
             continue  # "March" of "March 3, 2021" is part of the date
         mention = _trim_run(sentence, start, end)
@@ -259,6 +293,22 @@ def _mentions(sentence: str) -> list[_Mention]:
             found.append(mention)
     found.sort(key=lambda m: m.start)
     return found
+
+
+def _outside(sentence: str, start: int, end: int, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of sentence[start:end] outside the spans, without their edge spaces."""
+    parts, pos = [], start
+    for a, b in sorted(spans):
+        if a < end and pos < b:
+            parts.append((pos, max(pos, a)))
+            pos = max(pos, b)
+    parts.append((pos, end))
+    out = []
+    for a, b in parts:
+        text = sentence[a:b]
+        if text.strip():
+            out.append((a + len(text) - len(text.lstrip()), b - len(text) + len(text.rstrip())))
+    return out
 
 
 def _trim_run(sentence: str, start: int, end: int) -> _Mention | None:

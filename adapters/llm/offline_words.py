@@ -65,3 +65,80 @@ _RELATION_STOP = frozenset(
     also now currently then still already recently and or but who which that this these
     those it they he she as well just very""".split()
 )
+
+# Chat (adapters/llm/offline_chat.py). Words that open or fill a turn and name nothing: greetings,
+# interjections, fillers, thanks and congratulations, as chat writes them.
+_INTERJECTIONS = frozenset(
+    """everyone everybody everything someone somebody something anyone anybody anything nobody
+    nothing hi hey heya hiya hello yo morning evening night bye goodbye cheers thanks thank thx ty
+    congrats congratulations wow woah whoa omg omfg lol lmao rofl haha hahaha hahahaha hah ha
+    hehe heh jaja jajaja jajajaja aww awww aw ooh oooh oh ohh ah ahh argh ugh ew eek yikes yay
+    woohoo hooray yeah yea yep yup yes yess yesss nope nah no ok okay okk kk k alright right
+    sure totally definitely absolutely exactly indeed honestly anyway anyways well so um umm
+    uh hmm hm mhm oops whoops damn dang gosh god jeez sorry please pls plz xx xxx x btw
+    fyi imo tbh idk ikr omw brb ttyl ahaha aha ahah ya yah hurray bravo""".split()
+)
+# Words that are no entity alone ("Great!", "Love it") but may start one ("Great North Run").
+_LONE_FILLERS = frozenset(
+    """nice cool great awesome amazing wonderful lovely brilliant fab fabulous perfect good
+    happy merry dear welcome love lucky true fair same best glad proud any always really mine
+    yours ours tonight fingers""".split()
+)
+# Two-word greetings and fillers ("Good morning", "Happy birthday", "Thank you").
+_FILLER_PHRASES = frozenset(
+    """good_morning good_afternoon good_evening good_night good_luck happy_birthday
+    happy_anniversary happy_holidays happy_new merry_christmas thank_you thanks_so no_way
+    of_course oh_my my_god see_you take_care well_done""".split()
+)
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_MONTHS = frozenset(
+    """january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
+)
+# Pronoun contractions ("I'm", "you're", "it's", "that's") open a turn and name nothing.
+_CONTRACTION_ENDINGS = ("'m", "'ll", "'ve", "'re", "'d", "n't")
+# A lone sentence opener followed by a finite verb is its subject, a name ("Tala says", "Juno
+# hated"): these irregular forms, or a regular -ed / -s form of a verb.
+_FINITE_VERBS = frozenset(
+    """is was has had does did went came got made took saw met knew thought bought brought found
+    gave told said left lost won ran began wrote read spoke taught sold sent built felt kept held
+    paid flew drove rode ate drank sang swam put fell drew grew wore chose broke became""".split()
+)
+# Words between a subject and its verb ("Pickle also learned", "Juno absolutely hated").
+_SUBJECT_ADVERBS = frozenset("also just finally still never always really actually even".split())
+# Relation heads (chat): common verbs in their base and irregular forms; regular -ed/-ing/-s
+# forms of these and any other -ed/-ing word also head a relation.
+_VERBS = frozenset(
+    """be go went gone going come came get got gotten make made take took taken see saw seen
+    meet met know knew known think thought buy bought bring brought find found give gave given
+    tell told say said leave left lose lost win won run ran begin began begun write wrote
+    written read speak spoke teach taught sell sold send sent build built feel felt keep kept
+    hold held pay paid fly flew flown drive drove driven ride rode eat ate drink drank sing
+    sang swim swam do did done have has had live work move visit adopt love like hate want
+    need start join marry study play watch call name help plan try use open own run travel
+    finish learn cook paint bake sign book hire quit lead led fall fell grow grew draw drew
+    wear wore choose chose break broke become became stay return walk talk ask stop head
+    enjoy miss host take prefer share""".split()
+)
+# -ed/-ing/-s words that are no verbs.
+_NOT_VERBS = frozenset(
+    """thing things morning evening wedding nothing something anything everything king ring
+    spring building ceiling sibling during bed red need seed speed weekend bits lots years
+    days weeks months kids parents friends photos news""".split()
+)
+# Leading words a relation head may carry: modals and adverbs ("will go to" -> "go_to").
+_RELATION_LEADERS = frozenset(
+    """will would can could should might must may shall gonna wanna going_to just really
+    actually finally also still even only probably definitely totally literally so""".split()
+)
+# "Label: text" lines that are no chat turn.
+_LABELS = frozenset(
+    """note notes summary title subject re date time question answer q a warning error example
+    tip source update step todo ps nb caption description tags status result error task tools
+    name role company email phone address url link type category priority owner location""".split()
+)
+# A relation holding one of these is a clause fragment ("chose_them_cause", "says_it_s_because").
+_CLAUSE_WORDS = frozenset(
+    """because cause cuz coz cos since so but and or if when while though although until unless
+    what where why how them me him us you i s m ll ve re d t""".split()
+)
