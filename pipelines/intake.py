@@ -5,29 +5,31 @@ producer tasks remember, capture and a session turn). `admit` stores items (dedu
 content hash per dataset) and decides, per item, which cognify run carries it; remember, the
 improve stages' documents (`Ports.add_document`) and persist_session_qa's entries all call it.
 
-The decision, by the item's latest run (what the item's run reference then says):
+The decision for each item, by its latest run:
 
 | the item's latest run        | redelivered = False          | redelivered = True               |
 |------------------------------|------------------------------|----------------------------------|
 | none (a new item, or no run) | new: a new run, start it     | new: a new run, start it         |
 | forgotten (a tombstone)      | new: a new run, start it     | new: a new run, start it         |
 | pending                      | leave: its chain is queued   | resume: start its pending stages |
-| running                      | leave (a dead worker's run is the sweep's) | leave              |
+| running                      | leave: its worker has it     | leave: its worker has it         |
 | completed                    | leave                        | leave                            |
 | failed                       | reopen: start what is undone | reopen: start what is undone     |
-| decided earlier in this call | reuse: that run, start nothing more | reuse                     |
+| decided earlier in this call | reuse: start nothing more    | reuse: start nothing more        |
 
 Every row but "new" reports `duplicate=True`; "leave" reports the run's own status, "reuse" the
 first occurrence's, the others `pending`.
 
 `redelivered` says this call may repeat an earlier attempt that committed its runs and then
 lost their start: remember passes it on a Celery retry or a broker redelivery; the improve
-stages pass True always, since they run their documents' runs inline, so a pending run they
-meet was left by an earlier attempt. Starting a pending run again on redelivery is what keeps
-an accepted item from being lost; a second chain of the same run is harmless (a stage already
-done is skipped, every stage is idempotent). Without a redelivery a pending run's chain is in a
-queue, so it is not started twice; a running or completed run is never started here (a
-running run whose worker died is resumed by the sweep, engram.maintenance.sweep_runs).
+stages pass True always, since they start their documents' runs themselves right after their
+own commit, so a pending run they meet was most likely left by an earlier attempt. Starting a
+pending run again on redelivery is what keeps an accepted item from being lost (the store cannot
+tell a queued chain from a lost one); should both exist, the second chain skips every stage the
+first has done, and a stage both reach at once writes the same rows (every stage is idempotent).
+Without a redelivery a pending run's chain is in a queue, so it is not started twice; a running
+or completed run is never started here (a running run whose worker died is resumed by the
+sweep, engram.maintenance.sweep_runs).
 """
 
 from __future__ import annotations
