@@ -28,6 +28,12 @@ def backoff_seconds(retries: int) -> float:
     return random.uniform(ceiling / 2, ceiling)
 
 
+def redelivered(request) -> bool:
+    """Whether this delivery may repeat an earlier attempt of the same message: a Celery retry,
+    or the broker handing back a message a worker took and never acknowledged (acks_late)."""
+    return bool(request.retries) or bool((request.delivery_info or {}).get("redelivered"))
+
+
 # The producer contract (celery_app.PUBLIC_TASKS, also their routes): tasks any broker client may
 # call, each checking the caller's grants. Every other engram.* task is internal and runs only
 # messages Engram signed (adapters/signing).

@@ -14,6 +14,7 @@ from engram.adapters.store import Store
 from engram.models.payloads import CaptureAccepted, CaptureReprocessRequest, CaptureRequest
 from engram.pipelines.capture.flow import CAPTURE, open_run, to_reprocess
 from engram.pipelines.errors import BadInput
+from engram.pipelines.intake import writable_dataset
 from engram.tasks.base import engram_task
 from engram.tasks.engine import start_runs
 
@@ -25,9 +26,7 @@ def capture(self, req: CaptureRequest) -> dict:
     stages: list[str] = []
     run_id = None
     with Store().unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
-            uow.access.create_dataset(req.user, req.dataset)
-        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        dataset = writable_dataset(uow, req.dataset, req.user, req.create_dataset)
         object_id, created = uow.capture.admit(dataset, draft, captured_by=req.captured_by or "task")
         if not created:
             existing = uow.capture.get(object_id)

@@ -25,11 +25,12 @@ from engram.models.payloads import (
     StatusRequest,
 )
 from engram.pipelines.backpressure import RATE_WINDOW_SECONDS, backlog
-from engram.pipelines.cognify.flow import extract_one, run_row  # noqa: F401 - extract_one: tests/faults
+from engram.pipelines.cognify.flow import extract_one  # noqa: F401 - tests/faults patch it here
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
+from engram.pipelines.intake import Intake, admit, writable_dataset
 from engram.settings import get_settings
-from engram.tasks.base import engram_task
+from engram.tasks.base import engram_task, redelivered
 from engram.tasks.engine import start_runs
 from engram.tasks.status import run_status
 
@@ -46,54 +47,19 @@ def remember(self, req: RememberRequest) -> dict:
         return store_session_entry(req, self.request.id)
     settings = get_settings()
     prepared = [prepare(item, settings.max_content_bytes, i) for i, item in enumerate(req.items)]
-    store = Store()
-    refs: list[RunRef] = []
-    to_start: list[tuple[uuid.UUID, list[str]]] = []
-    with store.unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
-            uow.access.create_dataset(req.user, req.dataset)
-        dataset = uow.access.authorise(req.dataset, req.user, "write")
+    with Store().unit_of_work() as uow:
+        dataset = writable_dataset(uow, req.dataset, req.user, req.create_dataset)
         ahead = uow.runs.open_count()
-        options = req.options.model_dump(exclude_none=True)
-        added = uow.graph.add_items(
-            dataset, [{"digest": i.digest, "content": i.text, "name": i.name, "mime": i.mime, "source": i.source}
-                      for i in prepared], node_sets=req.node_sets, importance=req.importance)
-        new_runs: list[dict] = []
-        started_here: dict[uuid.UUID, uuid.UUID] = {}  # item -> the run this call created for it
-        for item, (item_id, created) in zip(prepared, added):
-            if not created:
-                if item_id in started_here:  # the same content twice in one call: one run
-                    refs.append(RunRef(run_id=started_here[item_id], data_item_id=item_id, name=item.name,
-                                       duplicate=True, status="pending"))
-                    continue
-                previous = uow.runs.latest_for_item(item_id)
-                if previous is not None and previous["status"] == "pending" and self.request.retries:
-                    # This remember is a retry: its first attempt may have committed the run and
-                    # then failed to enqueue it. Enqueue again (stages are idempotent).
-                    to_start.append((previous["id"], [s["stage"] for s in uow.runs.stages(previous["id"])
-                                                      if s["status"] == "pending"]))
-                if previous is not None and previous["status"] != "failed":
-                    refs.append(RunRef(run_id=previous["id"], data_item_id=item_id, name=item.name,
-                                       duplicate=True, status=previous["status"]))
-                    continue
-                if previous is not None:  # the same content again after a failure: retry that run
-                    to_start.append((previous["id"], uow.runs.reopen(previous["id"])))
-                    refs.append(RunRef(run_id=previous["id"], data_item_id=item_id, name=item.name,
-                                       duplicate=True, status="pending"))
-                    continue
-            run_id = uuid.uuid4()
-            new_run = run_row(run_id, dataset, item_id, options=options, duplicate=not created,
-                              params={"doc_type": item.doc_type, "name": item.name})
-            new_runs.append(new_run)
-            started_here[item_id] = run_id
-            to_start.append((run_id, new_run["stages"][1:]))
-            refs.append(RunRef(run_id=run_id, data_item_id=item_id, name=item.name, status="pending"))
-        uow.runs.create_many(new_runs)
+        admission = admit(uow, Intake(dataset, prepared, redelivered=redelivered(self.request),
+                                      options=req.options.model_dump(exclude_none=True),
+                                      node_sets=req.node_sets, importance=req.importance))
         bound = settings.accept_backlog_bound
         pressure = backlog(ahead, uow.runs.finished_since(RATE_WINDOW_SECONDS) if ahead > bound else 0,
-                           len(to_start), bound)
+                           len(admission.to_start), bound)
+    refs = [RunRef(run_id=a.run_id, data_item_id=a.data_item_id, name=a.name, duplicate=a.duplicate,
+                   status=a.status) for a in admission.items]
     # Enqueue only after the rows are committed.
-    enqueue_runs(to_start)
+    enqueue_runs(admission.to_start)
     return RememberResult(status="accepted", dataset=req.dataset, runs=refs, **(pressure or {})).model_dump(mode="json")
 
 

@@ -19,6 +19,7 @@ from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsReq
 from engram.pipelines import ids
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
+from engram.pipelines.intake import writable_dataset
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 
@@ -30,9 +31,7 @@ def store_session_entry(req: RememberRequest, task_id: str | None = None) -> dic
     # A redelivered message carries the same task id: the same entry id, stored once.
     entry_id = ids.remembered_entry_id(task_id) if task_id else uuid.uuid4()
     with Store().unit_of_work() as uow:
-        if req.create_dataset and uow.access.find_own(req.dataset, req.user) is None:
-            uow.access.create_dataset(req.user, req.dataset)
-        dataset = uow.access.authorise(req.dataset, req.user, "write")
+        dataset = writable_dataset(uow, req.dataset, req.user, req.create_dataset)
         existing = uow.sessions.entry(entry_id)
         if existing is None:
             user_id = uow.access.ensure_user(req.user)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from engram.adapters.store import Store
@@ -67,20 +68,14 @@ class Ports:
         cognify_inline(run_id, stages)
 
     def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
-        """Store a document a stage wrote: (item id, its cognify run id, stages still to run);
-        an unchanged known document has none (a failed one is reopened)."""
-        from engram.pipelines.cognify.flow import open_run
+        """Store a document a stage wrote: (item id, its cognify run id, the stages the stage
+        starts now), decided by the intake rule (pipelines/intake.py)."""
+        from engram.pipelines.intake import Intake, admit
 
-        item_id, created = uow.graph.add_item(self.dataset_id, item.digest, item.text, name=item.name, mime=item.mime,
-                                              source=source, node_sets=node_sets)
-        previous = None if created else uow.runs.latest_for_item(item_id)
-        if previous is not None:
-            if previous["status"] == "failed":
-                return item_id, previous["id"], uow.runs.reopen(previous["id"])
-            return item_id, previous["id"], []
-        run_id = uuid.uuid4()
-        return item_id, run_id, open_run(uow, run_id, self.dataset_id, item_id, options={},
-                                         params={"doc_type": item.doc_type, "name": item.name})
+        # Improve stages start their documents' runs themselves: a pending one was left by an earlier attempt.
+        (admitted,) = admit(uow, Intake(self.dataset_id, [replace(item, source=source)], redelivered=True,
+                                        node_sets=node_sets)).items
+        return admitted.data_item_id, admitted.run_id, list(admitted.stages)
 
 
 class Context:

@@ -3,13 +3,13 @@ user_sessions), cognified in this stage so its LLM use counts against the run's 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 
 from engram.models.payloads import RememberItem
-from engram.pipelines.cognify.flow import open_run
-from engram.pipelines.cognify.ingest import prepare
+from engram.pipelines.cognify.ingest import PreparedItem, prepare
 from engram.pipelines.errors import BadInput
+from engram.pipelines.intake import Intake, admit
 
 NODE_SET = "user_sessions"
 
@@ -49,21 +49,16 @@ def gate(uow, ctx):
 
 
 def compute(windows: dict[str, list[dict]], ctx) -> dict:
-    """Add each entry's document (fenced), then cognify the new ones here, in order."""
-    counts = {"entries": 0, "documents": 0, "duplicates": 0, "rejected": 0}
-    to_cognify: list[tuple[uuid.UUID, list[str]]] = []
+    """Admit every entry's document at once (fenced), then cognify what that started, here, in order."""
+    counts = {"entries": sum(len(e) for e in windows.values()), "documents": 0, "duplicates": 0, "rejected": 0}
+    items = [document(ctx, sid, e) for sid, entries in windows.items() for e in entries]
+    counts["rejected"] = items.count(None)
     with ctx.ports.write() as uow:
-        for sid, entries in windows.items():
-            for e in entries:
-                counts["entries"] += 1
-                added = add_entry(uow, ctx, sid, e)
-                if added is None:
-                    counts["rejected"] += 1
-                elif added[1]:
-                    to_cognify.append(added)
-                else:
-                    counts["duplicates"] += 1
-    for run_id, stages in to_cognify:
+        # This stage runs its entries' runs inline: a pending one was left by an earlier attempt.
+        admission = admit(uow, Intake(ctx.dataset_id, [i for i in items if i is not None], redelivered=True,
+                                      node_sets=[NODE_SET], params={"improve_run": str(ctx.run_id)}))
+    counts["duplicates"] = len(admission.items) - len(admission.to_start)
+    for run_id, stages in admission.to_start:
         ctx.ports.cognify(run_id, stages)
         counts["documents"] += 1
     return counts
@@ -75,25 +70,12 @@ def persist(uow, ctx, windows: dict[str, list[dict]], counts: dict) -> dict:
     return counts
 
 
-def add_entry(uow, ctx, session_id: str, entry: dict) -> tuple[uuid.UUID, list[str]] | None:
-    """The entry's document and the cognify stages still to run ([] = already memory)."""
+def document(ctx, session_id: str, entry: dict) -> PreparedItem | None:
+    """The entry's document, or None for an unusable turn (it never blocks the session; it stays
+    in session memory)."""
     try:
         item = prepare(RememberItem(text=render_qa(session_id, entry), name=item_name(session_id, entry)),
                        ctx.settings.max_content_bytes, 0)
     except BadInput:
-        return None  # an unusable turn never blocks the session; it stays in session memory
-    item_id, created = uow.graph.add_item(
-        ctx.dataset_id, item.digest, item.text, name=item.name, mime=item.mime,
-        source=f"session:{session_id}#{entry['id']}", node_sets=[NODE_SET])
-    previous = None if created else uow.runs.latest_for_item(item_id)
-    if previous is None:
-        run_id = uuid.uuid4()
-        return run_id, open_run(uow, run_id, ctx.dataset_id, item_id, options={},
-                                params={"doc_type": item.doc_type, "name": item.name, "improve_run": str(ctx.run_id)})
-    if previous["status"] == "completed":
-        return previous["id"], []
-    if previous["status"] == "failed":
-        return previous["id"], uow.runs.reopen(previous["id"])
-    # Left unfinished by an earlier attempt (or a holder that lost its claim): finish it here.
-    return previous["id"], [s["stage"] for s in uow.runs.stages(previous["id"])
-                            if s["status"] not in ("completed", "skipped")]
+        return None
+    return replace(item, source=f"session:{session_id}#{entry['id']}")
