@@ -7,6 +7,7 @@ import base64
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from pathlib import Path
 
 from celery import Celery
@@ -173,12 +174,16 @@ class EngramClient:
 
     def remember_turn(self, *, dataset: str, session_id: str, question: str = "", answer: str = "",
                       context: str = "", user: str = "default", create_dataset: bool = True,
-                      source_chunk_ids: list | None = None, source_edge_ids: list | None = None) -> SessionStored:
-        """Store one session turn; returns at once with `session_stored` (improve follows separately)."""
+                      source_chunk_ids: list | None = None, source_edge_ids: list | None = None,
+                      at: datetime | str | None = None) -> SessionStored:
+        """Store one session turn; returns at once with `session_stored` (improve follows separately).
+        `at`: when it was said (default now); its relative phrases are dated from it."""
         payload = {"dataset": dataset, "user": user, "session_id": session_id, "question": question,
                    "answer": answer, "context": context, "create_dataset": create_dataset,
                    "source_chunk_ids": [str(i) for i in source_chunk_ids or []],
                    "source_edge_ids": [str(i) for i in source_edge_ids or []]}
+        if at is not None:
+            payload["at"] = at.isoformat() if isinstance(at, datetime) else at
         return SessionStored.model_validate(self.call("engram.remember", **payload))
 
     def feedback(self, entry_id: uuid.UUID | str, feedback: str, *, score: float | None = None,

@@ -10,6 +10,7 @@ import importlib
 import logging
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from engram.adapters import claims as claim_keys
 from engram.adapters.redis_client import get_redis
@@ -20,6 +21,7 @@ from engram.pipelines import ids
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
 from engram.pipelines.intake import writable_dataset
+from engram.pipelines.relative_dates import dates_said
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 
@@ -35,10 +37,12 @@ def store_session_entry(req: RememberRequest, task_id: str | None = None) -> dic
         existing = uow.sessions.entry(entry_id)
         if existing is None:
             user_id = uow.access.ensure_user(req.user)
+            at = req.at or datetime.now(UTC)
             uow.sessions.add_entry(
                 dataset_id=dataset, session_id=req.session_id, user_id=user_id,
                 question=req.question or "", answer=req.answer or "", context=req.context or "",
                 source_chunk_ids=req.source_chunk_ids, source_edge_ids=req.source_edge_ids, entry_id=entry_id,
+                occurred_at=at, dates=dates_said({"question": req.question, "answer": req.answer}, at),
             )
             state = uow.improve.bump_session(dataset, req.session_id, user_id)
         entry = uow.sessions.entry(entry_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, delete, func, select, text
@@ -42,6 +43,19 @@ def _at(value: Any) -> Any:
 
 def _precision(value: Any) -> str | None:
     return None if value is None else value.precision
+
+
+_CONVERSATION_COLUMNS = ("occurred_at", "speakers", "dates", "conversation")
+
+
+def _conversation_columns(chunk: dict[str, Any]) -> dict[str, Any]:
+    """A conversation chunk's session time, speakers, resolved dates and turns; NULLs otherwise."""
+    if not chunk.get("conversation"):
+        return dict.fromkeys(_CONVERSATION_COLUMNS)
+    occurred = chunk.get("occurred_at")
+    return {"occurred_at": datetime.fromisoformat(occurred) if occurred else None,
+            "speakers": list(chunk.get("speakers") or []), "dates": list(chunk.get("dates") or []),
+            "conversation": chunk["conversation"]}
 
 
 class GraphRepository:
@@ -146,6 +160,7 @@ class GraphRepository:
                         "cut_type": c["cut_type"],
                         "embedding": vectors.get(c["id"]),
                         "importance": c.get("importance", 0.5),
+                        **_conversation_columns(c),
                     }
                     for c in chunk_rows
                 ]
@@ -155,7 +170,8 @@ class GraphRepository:
                     index_elements=[chunks.c.id],
                     set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding,
                           "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type,
-                          "lex_length": stmt.excluded.lex_length, "years": stmt.excluded.years},
+                          "lex_length": stmt.excluded.lex_length, "years": stmt.excluded.years,
+                          **{c: stmt.excluded[c] for c in _CONVERSATION_COLUMNS}},
                 )
             )
             self._write_postings(dataset, lexical)

@@ -88,7 +88,7 @@ class SearchRepository(CaptureReads, GraphReads):
                    f"{self._in_sets('sc.document_id')})" if self.node_sets else "") +
                 " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
                 " SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
-                " c.importance, h.distance FROM hits h JOIN summaries s ON s.id = h.id"
+                " c.importance, c.occurred_at, c.speakers, h.distance FROM hits h JOIN summaries s ON s.id = h.id"
                 " JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " ORDER BY h.distance, s.id"
             ),
@@ -100,7 +100,7 @@ class SearchRepository(CaptureReads, GraphReads):
         rows = self.conn.execute(
             text(
                 "SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
-                " c.importance, s.embedding <=> CAST(:v AS vector) AS distance"
+                " c.importance, c.occurred_at, c.speakers, s.embedding <=> CAST(:v AS vector) AS distance"
                 " FROM summaries s JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " WHERE s.chunk_id = ANY(:ids)"
             ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import Connection, text
 
@@ -43,6 +43,26 @@ class GraphReads:
                 " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
             ),
             {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
+        ).mappings()
+        return [dict(r) for r in rows]
+
+    def chunks_in_dates(
+        self, datasets: Sequence[uuid.UUID], vector: Sequence[float], first: date, last: date, limit: int
+    ) -> list[dict]:
+        """Conversation chunks said in [first, last] (both inclusive) or naming a day in it through
+        a relative phrase ("yesterday" resolved at load), nearest first."""
+        self._nearest(limit)
+        rows = self.conn.execute(
+            text(
+                f"SELECT {_CHUNK_COLUMNS}, c.dates, c.embedding <=> CAST(:v AS vector) AS distance"
+                " FROM chunks c JOIN documents d ON d.id = c.document_id"
+                " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND c.conversation IS NOT NULL"
+                " AND ((c.occurred_at >= :first AND c.occurred_at < CAST(:last AS date) + 1)"
+                "   OR EXISTS (SELECT 1 FROM jsonb_array_elements(c.dates) r"
+                "              WHERE (r->>'start')::date <= :last AND (r->>'end')::date >= :first))"
+                " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
+            ),
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, "first": first, "last": last},
         ).mappings()
         return [dict(r) for r in rows]
 

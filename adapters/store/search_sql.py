@@ -20,7 +20,7 @@ _NOT_FACT = facts_only()
 _YEAR_RE = rf"\m({YEAR})\M"
 _CHUNK_COLUMNS = (
     "c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance, c.truth_alignment,"
-    " c.truth_epoch, c.truth_signature, d.data_item_id, d.title"
+    " c.truth_epoch, c.truth_signature, d.data_item_id, d.title, c.occurred_at, c.speakers"
 )
 
 

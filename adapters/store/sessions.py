@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.dialects.postgresql import insert
@@ -28,6 +29,8 @@ class SessionRepository:
         source_edge_ids: Sequence[uuid.UUID] = (),
         confidence: float = 1.0,
         entry_id: uuid.UUID | None = None,
+        occurred_at: datetime | None = None,
+        dates: Sequence[dict] | None = None,
     ) -> uuid.UUID:
         """Store one entry. A caller that may run twice (a redelivered task) passes a
         deterministic entry_id, and the second insert is a no-op."""
@@ -45,6 +48,8 @@ class SessionRepository:
                 source_chunk_ids=list(source_chunk_ids),
                 source_edge_ids=list(source_edge_ids),
                 confidence=confidence,
+                occurred_at=occurred_at,
+                dates=list(dates) if dates is not None else None,
             )
             .on_conflict_do_nothing(index_elements=[session_entries.c.id])
         )

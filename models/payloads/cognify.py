@@ -12,19 +12,33 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from engram.models.payloads.base import NAME, Payload
 
 
+class Turn(Payload):
+    """One turn of a conversation: who said what, and when if it differs from the session's time."""
+
+    speaker: str = Field(min_length=1, max_length=100, description="a name of 1-3 words, no ':'")
+    text: str = Field(min_length=1, max_length=100_000)
+    at: datetime | None = None
+    id: str | None = Field(default=None, max_length=60, pattern=r"^[^\s\[\]]+$")
+
+
 class RememberItem(Payload):
-    """One piece of content: text, or base64 bytes of a file (pdf, csv, json, md, txt...)."""
+    """One piece of content: text, base64 bytes of a file (pdf, csv, json, md, txt...), or the
+    turns of a conversation session (`turns` with the session's `started_at`)."""
 
     text: str | None = None
     content_b64: str | None = None
+    turns: list[Turn] | None = Field(default=None, min_length=1, max_length=10_000)
+    started_at: datetime | None = Field(default=None, description="when the conversation session began")
     name: str | None = Field(default=None, max_length=500, description="file name; guides classification")
     mime: str | None = Field(default=None, max_length=120)
     source: str | None = Field(default=None, max_length=2000)
 
     @model_validator(mode="after")
     def _one_content(self) -> RememberItem:
-        if (self.text is None) == (self.content_b64 is None):
-            raise ValueError("give exactly one of 'text' or 'content_b64'")
+        if sum(v is not None for v in (self.text, self.content_b64, self.turns)) != 1:
+            raise ValueError("give exactly one of 'text', 'content_b64' or 'turns'")
+        if self.started_at is not None and self.turns is None:
+            raise ValueError("'started_at' dates a conversation: give it with 'turns'")
         return self
 
 
@@ -50,10 +64,12 @@ class RememberRequest(Payload):
     context: str | None = Field(default=None, max_length=100_000)
     source_chunk_ids: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
     source_edge_ids: list[uuid.UUID] = Field(default_factory=list, max_length=1000)
+    at: datetime | None = Field(default=None, description="when the session turn was said (default: now)")
 
     @model_validator(mode="after")
     def _has_content(self) -> RememberRequest:
-        if self.session_id is not None or any(v is not None for v in (self.question, self.answer, self.context)):
+        if self.session_id is not None or any(v is not None for v in (self.question, self.answer, self.context,
+                                                                        self.at)):
             return _session_turn(self)
         if self.content is not None:
             self.items = [RememberItem(text=self.content), *self.items]
@@ -65,7 +81,7 @@ class RememberRequest(Payload):
 
 def _session_turn(req: RememberRequest) -> RememberRequest:
     if req.session_id is None:
-        raise ValueError("question/answer/context form a session turn: give a session_id too")
+        raise ValueError("question/answer/context/at form a session turn: give a session_id too")
     if req.content is not None or req.items:
         raise ValueError("a session turn takes question/answer/context, not content or items")
     if not ((req.question or "").strip() or (req.answer or "").strip()):

@@ -101,6 +101,9 @@ class Provenance(BaseModel):
     chunk_ids: list[uuid.UUID] = Field(default_factory=list)
     edge_ids: list[uuid.UUID] = Field(default_factory=list)
     lesson: LessonProvenance | None = None  # the item is a distilled session lesson
+    # A conversation's chunk: when its session took place and who speaks in it.
+    occurred_at: datetime | None = None
+    speakers: list[str] | None = None
 
 
 class CaptureEdge(BaseModel):

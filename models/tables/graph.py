@@ -105,6 +105,12 @@ chunks = Table(
     Column("lex_length", Integer),  # BM25 document length in terms (migration 0004)
     Column("years", ARRAY(Integer)),  # years the text names, GIN-indexed for TEMPORAL
     _created(),
+    # A conversation's chunk (migration 0014; NULL otherwise): its session's time, who speaks in
+    # it, the relative phrases' absolute dates [{phrase, start, end, turn}], turns and participants.
+    _ts("occurred_at"),
+    Column("speakers", ARRAY(Text)),
+    Column("dates", JSONB(none_as_null=True)),
+    Column("conversation", JSONB(none_as_null=True)),
 )
 
 # BM25 postings, written in the load transaction (adapters/store/graph.py).

@@ -16,7 +16,7 @@ from sqlalchemy import (
     Text,
     func,
 )
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.dialects.postgresql import JSONB, UUID
 
 from engram.models.tables.base import _created, _ts, metadata
 
@@ -47,6 +47,9 @@ session_entries = Table(
 session_entries.append_column(Column("feedback_applied_helpful", Integer, nullable=False, server_default="0"))
 session_entries.append_column(Column("feedback_applied_harmful", Integer, nullable=False, server_default="0"))
 session_entries.append_column(_ts("feedback_at"))
+# The entry's own time and the absolute dates of its relative phrases (migration 0014).
+session_entries.append_column(_ts("occurred_at"))
+session_entries.append_column(Column("dates", JSONB(none_as_null=True)))
 
 session_improve_state = Table(
     "session_improve_state",

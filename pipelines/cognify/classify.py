@@ -12,9 +12,10 @@ import json
 import re
 from typing import Any
 
+from engram.pipelines.cognify.conversation import looks_like_transcript
 from engram.pipelines.errors import BadInput
 
-DOC_TYPES = ("text", "markdown", "pdf", "csv", "json", "code")
+DOC_TYPES = ("text", "markdown", "pdf", "csv", "json", "code", "conversation")
 
 _PDF_MAGIC = b"%PDF-"
 
@@ -66,7 +67,7 @@ _CONTROL_BYTES = frozenset(range(0x00, 0x09)) | frozenset((0x0B, 0x0E, 0x0F)) | 
 _BINARY_SAMPLE = 8192
 _BINARY_RATIO = 0.10
 _MARKDOWN_HINT = re.compile(r"^(#{1,6} \S|```|\* \S|- \[[ x]\] )", re.MULTILINE)
-_TEXT_TYPES = frozenset(("text", "markdown", "csv", "json", "code"))
+_TEXT_TYPES = frozenset(("text", "markdown", "csv", "json", "code", "conversation"))
 
 
 def classify(name: str | None, mime: str | None, data: bytes) -> str:
@@ -81,8 +82,18 @@ def classify(name: str | None, mime: str | None, data: bytes) -> str:
     if name and "." in name:
         by_ext = _EXTENSIONS.get(name.rsplit(".", 1)[1].strip().lower())
         if by_ext:
-            return by_ext
+            return _conversation_or(by_ext, data)
     return _sniff(data)
+
+
+def _conversation_or(doc_type: str, data: bytes) -> str:
+    """A text file of `Name: text` turns is a conversation."""
+    if doc_type != "text":
+        return doc_type
+    try:
+        return "conversation" if looks_like_transcript(data.decode("utf-8-sig")) else doc_type
+    except UnicodeDecodeError:
+        return doc_type
 
 
 def _sniff(data: bytes) -> str:
@@ -95,6 +106,8 @@ def _sniff(data: bytes) -> str:
             pass
     if text.startswith("#!"):
         return "code"
+    if looks_like_transcript(text):
+        return "conversation"
     if _looks_like_csv(text):
         return "csv"
     if _MARKDOWN_HINT.search(text):

@@ -13,6 +13,7 @@ from typing import Any
 
 from engram.models.graph import ChunkExtraction, Edge
 from engram.pipelines.dates import Stated, parse_when, sentences_naming, stated_interval
+from engram.pipelines.relative_dates import absolutise
 from engram.pipelines.facts import CONTAINS, fact_text
 from engram.pipelines.ids import (
     edge_id,
@@ -94,13 +95,18 @@ def build_graph(
     extractions: list[ChunkExtraction],
     title: str | None = None,
     intervals: bool = True,
+    contexts: list[dict | None] | None = None,
 ) -> GraphDraft:
     """Rows for one document. Its main entities (the title when it reads as a name, and the name
     its text opens with) get a `contains` edge marked main from every chunk: recall's
     multi-hop lane reaches a passage through what it is about.
 
     intervals=False leaves out the facts' validity intervals (reading their dates is most of the
-    cost): the same rows and texts otherwise, for a caller that only needs the texts."""
+    cost): the same rows and texts otherwise, for a caller that only needs the texts.
+
+    `contexts` holds each chunk's conversation data (session date, speakers, turns, resolved
+    relative dates; None for other chunks): its facts' validity reads "yesterday" as the date
+    it resolved to, and a conversation has no main entity (its chunks open with a speaker)."""
     if len(chunks) != len(extractions):
         raise ValueError(
             f"{len(chunks)} chunks but {len(extractions)} extractions; they must align"
@@ -110,7 +116,8 @@ def build_graph(
     edges: dict[uuid.UUID, EdgeRow] = {}
     summaries: list[SummaryRow] = []
 
-    for (chunk, chunk_text), extraction in zip(chunks, extractions):
+    contexts = contexts or [None] * len(chunks)
+    for (chunk, chunk_text), extraction, context in zip(chunks, extractions, contexts):
         mentions = _resolve_nodes(dataset_id, extraction, entities, types)
         for mention in mentions.values():
             text = f"Document chunk mentions {mention.name}"
@@ -126,12 +133,13 @@ def build_graph(
             description = (edge.description or "").strip()
             text = fact_text(source.name, relationship, target.name, description)
             ends = (source.entity, target.entity)
-            stated = edge_interval(edge, chunk_text, source.name, target.name) if intervals else None
+            stated = edge_interval(edge, chunk_text, source.name, target.name, context) if intervals else None
             _add_edge(edges, dataset_id, *ends, relationship, text, description, chunk, stated)
         summary = extraction.summary.summary.strip() or _fallback_summary(chunk_text)
         summaries.append(SummaryRow(summary_id(chunk), chunk, summary))
 
-    _link_main_entities(dataset_id, chunks, extractions, title, entities, types, edges)
+    if not any(contexts):
+        _link_main_entities(dataset_id, chunks, extractions, title, entities, types, edges)
     return GraphDraft(
         list(entities.values()), list(types.values()), list(edges.values()), summaries
     )
@@ -266,15 +274,21 @@ def _add_edge(
         edges[ident] = replace(existing, edge_text=text)
 
 
-def edge_interval(edge: Edge, chunk_text: str, source_name: str, target_name: str) -> Stated:
+def edge_interval(edge: Edge, chunk_text: str, source_name: str, target_name: str,
+                  context: dict | None = None) -> Stated:
     """The validity of one extracted fact: the model's valid_from / valid_to first, then the
-    dates and tense of its description, then of the chunk's sentences naming both ends."""
+    dates and tense of its description, then of the chunk's sentences naming both ends. In a
+    conversation, relative phrases count as the dates they resolved to and the fact was said
+    no earlier than its session."""
+    resolved = (context or {}).get("dates") or []
     given = Stated(parse_when(edge.valid_from), parse_when(edge.valid_to))
-    described = stated_interval(edge.description)
+    described = stated_interval(absolutise(edge.description or "", resolved))
     if described.valid_from is None and described.valid_to is None:
-        described = described.merged(stated_interval(" ".join(sentences_naming([chunk_text],
-                                                                               [source_name, target_name]))))
-    return given.merged(described)
+        sentences = " ".join(sentences_naming([chunk_text], [source_name, target_name]))
+        described = described.merged(stated_interval(absolutise(sentences, resolved)))
+    stated = given.merged(described)
+    said = parse_when((context or {}).get("occurred_at"))
+    return stated if said is None else stated.merged(Stated(asserted=said))
 
 
 def _fallback_summary(chunk_text: str, limit: int = 200) -> str:

@@ -15,8 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from engram.models.graph import ChunkExtraction, KnowledgeGraph, SummarizedContent
 from engram.pipelines import ids
-from engram.pipelines.cognify.chunk import chunk_for_embedder
+from engram.pipelines.cognify.chunk import chunk_budget, chunk_text
 from engram.pipelines.cognify.classify import classify as classify_type
+from engram.pipelines.cognify.conversation import CONVERSATION, chunk_conversation, conversation_chunk_row
+from engram.pipelines.cognify.conversation import conversation_title
+from engram.pipelines.cognify.conversation import parse as parse_conversation
 from engram.pipelines.cognify.embedding import request_vectors, texts_to_embed
 from engram.pipelines.cognify.extract import build_graph
 from engram.pipelines.errors import BadInput
@@ -38,7 +41,8 @@ def _draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractio
     document = ids.document_id(item_id)
     chunk_rows = [dict(c, id=ids.chunk_id(document, c["index"]), importance=importance) for c in chunks]
     draft = build_graph(dataset, [(c["id"], c["text"]) for c in chunk_rows],
-                        [ChunkExtraction.model_validate(e) for e in extractions], title=title, intervals=intervals)
+                        [ChunkExtraction.model_validate(e) for e in extractions], title=title, intervals=intervals,
+                        contexts=[c.get("conversation") and c for c in chunks])
     return document, chunk_rows, draft
 
 
@@ -51,6 +55,8 @@ def load_classify(uow, ctx) -> dict:
 
 def compute_classify(item: dict, ctx) -> dict:
     doc_type = ctx.run["params"].get("doc_type") or classify_type(item["name"], item["mime"], item["content"].encode())
+    if doc_type == CONVERSATION:
+        return {"doc_type": doc_type, "title": item["name"] or conversation_title(item["content"])}
     title = item["name"] or item["content"].strip().splitlines()[0][:200]
     return {"doc_type": doc_type, "title": title}
 
@@ -58,17 +64,28 @@ def compute_classify(item: dict, ctx) -> dict:
 # ------------------------------------------------------------------ chunk
 
 
-def load_chunk(uow, ctx) -> str:
-    return _item(uow, ctx)["content"]
+def load_chunk(uow, ctx) -> dict:
+    classified = uow.runs.stage_output(ctx.run_id, CLASSIFY.name)
+    return {"text": _item(uow, ctx)["content"], "doc_type": classified["doc_type"]}
 
 
-def compute_chunk(text: str, ctx) -> dict:
-    drafts = chunk_for_embedder(text, ctx.settings.max_chunk_tokens, ctx.ports.embedder())
-    return {"chunks": [{"index": c.index, "text": c.text, "token_count": c.token_count,
-                        "cut_type": c.cut_type} for c in drafts]}
+def chunk_rows(text: str, doc_type: str, max_chunk_tokens: int, embedder) -> list[dict]:
+    """An item's chunks as the chunk stage persists them (benches and tests call this too): a
+    conversation's whole turns with their session data, any other text by paragraphs and
+    sentences; both in the embedder's own tokens (chunk_budget)."""
+    limit, counter = chunk_budget(max_chunk_tokens, embedder)
+    if doc_type == CONVERSATION and (conversation := parse_conversation(text)) is not None:
+        return [conversation_chunk_row(c) for c in chunk_conversation(conversation, limit, counter)]
+    return [{"index": c.index, "text": c.text, "token_count": c.token_count, "cut_type": c.cut_type}
+            for c in chunk_text(text, limit, counter)]
 
 
-def persist_chunk(uow, ctx, text: str, output: dict) -> dict:
+def compute_chunk(inputs: dict, ctx) -> dict:
+    return {"chunks": chunk_rows(inputs["text"], inputs["doc_type"], ctx.settings.max_chunk_tokens,
+                                 ctx.ports.embedder())}
+
+
+def persist_chunk(uow, ctx, inputs: dict, output: dict) -> dict:
     # The chunks' own texts are known now: queue them, so the fleet embeds them (the item's
     # longest, costliest texts) while its extraction waits on the LLM.
     _queue_vectors(uow, ctx, [c["text"] for c in output["chunks"]])

@@ -107,6 +107,8 @@ class RecallContext:
             data_item_id=row.get("data_item_id"),
             title=row.get("title"),
             chunk_ids=[row["chunk_id"] if "chunk_id" in row else row["id"]],
+            occurred_at=row.get("occurred_at"),
+            speakers=row.get("speakers"),
         )
 
 

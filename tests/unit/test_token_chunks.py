@@ -50,13 +50,13 @@ def model_tokenizer():
     return AutoTokenizer.from_pretrained(str(path)), window
 
 
-@pytest.mark.parametrize("make", [prose, transcript])
-def test_every_chunk_fits_the_models_window_and_no_word_is_lost(make, model_tokenizer):
+@pytest.mark.parametrize("make, doc_type", [(prose, "text"), (transcript, "conversation")])
+def test_every_chunk_fits_the_models_window_and_no_word_is_lost(make, doc_type, model_tokenizer):
     tokenizer, window = model_tokenizer
     text = make(random.Random(33))
     embedder = embed.LocalEmbedder()
     ctx = SimpleNamespace(settings=Settings(), ports=SimpleNamespace(embedder=lambda: embedder))
-    chunks = compute_chunk(text, ctx)["chunks"]
+    chunks = compute_chunk({"text": text, "doc_type": doc_type}, ctx)["chunks"]
     pieces = [len(tokenizer(c["text"])["input_ids"]) for c in chunks]  # with [CLS] and [SEP]
     assert max(pieces) <= window
     assert max(pieces) > window * 0.9  # the window is used, not wasted
@@ -75,5 +75,5 @@ def test_max_chunk_tokens_below_the_window_is_the_limit(model_tokenizer):
     tokenizer, _ = model_tokenizer
     embedder = embed.LocalEmbedder()
     ctx = SimpleNamespace(settings=Settings(max_chunk_tokens=64), ports=SimpleNamespace(embedder=lambda: embedder))
-    chunks = compute_chunk(transcript(random.Random(7)), ctx)["chunks"]
+    chunks = compute_chunk({"text": transcript(random.Random(7)), "doc_type": "conversation"}, ctx)["chunks"]
     assert max(len(tokenizer(c["text"], add_special_tokens=False)["input_ids"]) for c in chunks) == 64
