@@ -35,7 +35,7 @@ def _item(uow, ctx) -> dict:
     return item
 
 
-def _draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractions: list[dict],
+def document_draft(item_id: uuid.UUID, dataset: uuid.UUID, chunks: list[dict], extractions: list[dict],
            importance: float = 0.5, title: str | None = None, intervals: bool = True):
     """An item's document id, chunk rows and graph rows from its persisted stage outputs."""
     document = ids.document_id(item_id)
@@ -54,7 +54,12 @@ def load_classify(uow, ctx) -> dict:
 
 
 def compute_classify(item: dict, ctx) -> dict:
-    doc_type = ctx.run["params"].get("doc_type") or classify_type(item["name"], item["mime"], item["content"].encode())
+    return classified(item, ctx.run["params"].get("doc_type"))
+
+
+def classified(item: dict, doc_type: str | None = None) -> dict:
+    """An item's type (unless given) and its document's title (benches call this too)."""
+    doc_type = doc_type or classify_type(item["name"], item["mime"], item["content"].encode())
     if doc_type == CONVERSATION:
         return {"doc_type": doc_type, "title": item["name"] or conversation_title(item["content"])}
     title = item["name"] or item["content"].strip().splitlines()[0][:200]
@@ -132,7 +137,7 @@ def persist_extract(uow, ctx, chunks: list[dict], output: dict) -> dict:
     # The graph's texts to embed are known now: queue them so batches run while the item waits
     # for its load (the chunk stage queued the chunks' own; the load asks for any still missing).
     run = ctx.run
-    _, _, draft = _draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
+    _, _, draft = document_draft(run["data_item_id"], run["dataset_id"], chunks, output["extractions"],
                          title=uow.runs.stage_output(ctx.run_id, CLASSIFY.name)["title"], intervals=False)
     _queue_vectors(uow, ctx, [t for _, t in texts_to_embed([], draft)])
     return output
@@ -152,7 +157,7 @@ def load_embed_and_load(uow, ctx) -> dict:
 
 def compute_embed_and_load(inputs: dict, ctx) -> dict:
     item = inputs["item"]
-    document, chunk_rows, draft = _draft(item["id"], item["dataset_id"], inputs["chunks"], inputs["extractions"],
+    document, chunk_rows, draft = document_draft(item["id"], item["dataset_id"], inputs["chunks"], inputs["extractions"],
                                          item["importance"], title=inputs["classified"]["title"])
     # The item's texts come from the fleet's shared batches; stored vectors are reused.
     keyed = texts_to_embed(chunk_rows, draft)
