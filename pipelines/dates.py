@@ -36,8 +36,10 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
 YEAR = r"1\d{3}|20\d{2}"
 YEARS = (1000, 2099)  # the first and last year YEAR matches
 # "1200 employees" is a count, not a year.
-_COUNTED = ("employees|people|persons|staff|workers|members|users|customers|students|units|items|copies|"
+COUNTED = ("employees|people|persons|staff|workers|members|users|customers|students|units|items|copies|"
             "km|miles|meters|metres|feet|tons|tonnes|dollars|euros|pounds|votes|seats|pages|words|times")
+# A year standing alone, not an amount: "€1500", "1000 euros", "1200 employees", "2000.50", "1999%".
+LONE_YEAR = rf"(?<![\w$£€.,])(?:{YEAR})(?![\w%]|[.,]\d)(?!\s+(?:{COUNTED})\b)"
 _DATE = re.compile(
     rf"(?<![\w$£€.,])(?:"
     rf"(?P<mdy>{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+(?:{YEAR}))"
@@ -45,7 +47,7 @@ _DATE = re.compile(
     rf"|(?P<my>{_MONTH}\.?,?\s+(?:of\s+)?(?:{YEAR}))"
     rf"|(?P<iso>(?:{YEAR})-[01]\d(?:-[0-3]\d)?)"
     rf"|(?P<y>{YEAR})"
-    rf")(?![\w%]|[.,]\d)(?!\s+(?:{_COUNTED})\b)",
+    rf")(?![\w%]|[.,]\d)(?!\s+(?:{COUNTED})\b)",
     re.IGNORECASE,
 )
 # Words just before a date that make it the end of the interval.

@@ -195,7 +195,8 @@ class GraphReads:
     def entity_passages(self, datasets: Sequence[uuid.UUID], names: Sequence[str], patterns: Sequence[str],
                         max_degree: int) -> list[dict]:
         """Chunks mentioning entities named exactly or LIKE a pattern, with each entity's degree
-        (chunks mentioning it); entities in more than max_degree chunks are left out."""
+        (chunks mentioning it) and the datasets' chunk count (`total`); entities in more than
+        max_degree chunks are left out."""
         # A pattern names its first word ("jaws\\_%", "neil\\_%\\_armstrong") or its last ("%\\_mozart"):
         # each side is looked up by its word index first (migration 0013), then LIKE decides.
         plain = [p.replace("\\_", "_") for p in patterns]
@@ -219,7 +220,8 @@ class GraphReads:
                 "  WHERE g.dataset_id = ANY(:ds)"
                 + (f" AND g.source_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
                    f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + ")"
-                " SELECT l.chunk_id, l.id, l.name, l.display_name, l.main, l.degree, t.name AS type FROM links l"
+                " SELECT l.chunk_id, l.id, l.name, l.display_name, l.main, l.degree, t.name AS type,"
+                "  (SELECT count(*) FROM chunks tc WHERE tc.dataset_id = ANY(:ds)) AS total FROM links l"
                 " LEFT JOIN entity_types t ON t.id = l.type_id WHERE l.degree <= :m ORDER BY l.name, l.chunk_id"
             ),
             {"ds": list(datasets), "n": list(names), "p": list(patterns), "m": max_degree,

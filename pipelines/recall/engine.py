@@ -46,9 +46,11 @@ def choose_type(requested: str | None) -> tuple[SearchType, bool]:
     return DEFAULT_TYPE, False
 
 
-def _retrieve(ctx: RecallContext, search_type: SearchType) -> list[RecallItem]:
+def _retrieve(ctx: RecallContext, search_type: SearchType, routed: bool = False) -> list[RecallItem]:
+    if routed and REGISTRY[search_type].routed_passages:
+        search_type = DEFAULT_TYPE
     recipe = REGISTRY[search_type]
-    ctx.weights = recipe.weights
+    ctx.weights = recipe.weights_for(ctx.question)
     return timeline.apply(ctx, recipe.lane(ctx))
 
 
@@ -94,7 +96,7 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
     fallback_from = None
     # Session only: a session hit answers and the graph is skipped (auto-fallthrough).
     if not (remembered and req.session_id and not req.datasets) and scope.datasets:
-        items = _retrieve(ctx, search_type)
+        items = _retrieve(ctx, search_type, routed=not pinned)
         if not items and not pinned and search_type is not DEFAULT_TYPE:
             fallback_from, search_type = search_type, DEFAULT_TYPE
             notes.append(f"auto-routed {fallback_from.value} found nothing; fell back to {DEFAULT_TYPE.value}")

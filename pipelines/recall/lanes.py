@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from engram.models.payloads import RecallItem
 from engram.pipelines.recall import lexical, multihop
 from engram.pipelines.recall.context import RecallContext, similarity
-from engram.pipelines.recall.ranking import rank_weighted
+from engram.pipelines.recall.ranking import fuse_scores, rank_weighted
 
 SEEDS = 3  # first-hop passages the graph expansion starts from
 
 
 def depth(top_k: int) -> int:
     """How deep each ranked list of a fusion reaches: fusion needs more than the final k."""
-    return max(2 * top_k, 20)
+    return max(3 * top_k, 30)
 
 
 def chunk_item(ctx: RecallContext, row: dict, score: float, via: list[str] | None = None,
@@ -81,23 +81,27 @@ def summaries(ctx: RecallContext) -> list[RecallItem]:
 
 def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[str, list] | None = None,
                k: int | None = None) -> list[tuple[dict, float, multihop.Bridge | None]]:
-    """Weighted RRF of the ranked lists named in `weights` (dense, bm25, summaries, graph, and
-    any `extra` ones), times importance and truth. Returns (row, score, bridge) best first."""
+    """Weighted RRF of the ranked lists named in `weights` (summaries, graph, any `extra` ones,
+    and dense and BM25 fused by their scores into one `passages` list weighing both), times
+    importance and truth. Returns (row, score, bridge) best first."""
     k = k or ctx.top_k
     n = depth(k)
     rows: dict[uuid.UUID, dict] = {}
     lists: dict[str, list[uuid.UUID]] = {}
+    scored: dict[str, list[tuple[uuid.UUID, float]]] = {}
     # Reads that need no question vector come first: the vector is computed meanwhile (prefetch_vector).
     if weights.get("bm25"):
         found = bm25_rows(ctx, n)
         rows.update({r["id"]: r for r in found})
         lists["bm25"] = [r["id"] for r in found]
+        scored["bm25"] = [(r["id"], float(r["rank"])) for r in found]
 
     def dense() -> list[uuid.UUID]:
         if "dense" not in lists:
             found = dense_rows(ctx, n)
             rows.update({r["id"]: r for r in found})  # dense rows first: they carry the distance
             lists["dense"] = [r["id"] for r in found]
+            scored["dense"] = [(r["id"], similarity(r["distance"])) for r in found]
         return lists["dense"]
 
     bridges: dict[uuid.UUID, multihop.Bridge] = {}
@@ -114,6 +118,14 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
             bridges[bridge.chunk_id] = bridge
     if weights.get("dense"):
         dense()
+    if weights.get("dense") and weights.get("bm25") and not bridges:
+        # Dense and BM25 scores fuse first (ranking.fuse_scores), as one list weighing both; a
+        # passage one list left out is scored exactly for it (one read for all of them). With the
+        # walk in play they stay rank lists: its weight was set against them as such.
+        _complete_scores(ctx, scored)
+        del lists["dense"], lists["bm25"]
+        lists["passages"] = fuse_scores(scored, weights)
+        weights = {**weights, "passages": weights["dense"] + weights["bm25"]}
     if weights.get("summaries"):
         lists["summaries"] = [s["chunk_id"] for s in summary_rows(ctx, n)]
     if bridges:
@@ -128,6 +140,18 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     ranked = rank_weighted(lists, weights, k, importance, truth,
                            scores={"graph": multihop.strengths(bridges.values())} if bridges else None)
     return [(rows[cid], score, bridges.get(cid)) for cid, score in ranked if cid in rows]
+
+
+def _complete_scores(ctx: RecallContext, scored: dict[str, list[tuple[uuid.UUID, float]]]) -> None:
+    dense, bm25 = dict(scored["dense"]), dict(scored["bm25"])
+    missing = [cid for cid in dict.fromkeys([*dense, *bm25]) if cid not in dense or cid not in bm25]
+    k1, b = ctx.bm25
+    for cid, (distance, score) in ctx.search.chunk_scores(ctx.datasets, missing, ctx.vector(),
+                                                         lexical.query_terms(ctx.question), k1, b).items():
+        if cid not in dense and distance is not None:
+            scored["dense"].append((cid, similarity(distance)))
+        if cid not in bm25:
+            scored["bm25"].append((cid, score))
 
 
 def hybrid(ctx: RecallContext) -> list[RecallItem]:

@@ -30,6 +30,10 @@ MAIN = 1.0  # the bridging entity is what the reached passage is about
 MENTION = 0.25  # ... or merely named in it
 QUESTION_WEIGHT = 1.0  # an entity the question names, against 1.0 for the best first-hop passage
 MAX_ENTITY_PASSAGES = 50  # entities in more passages than this are too common to bridge
+# ... and so are entities in more than this share of the datasets' chunks (a conversation's speakers,
+# a company's own name in its knowledge base): naming them says nothing about which passage answers.
+COMMON_SHARE = 0.25
+MIN_COMMON = 8  # a small dataset's entities are never too common by share alone
 MAX_SURNAME_PASSAGES = 10  # a lone word named in more passages than this is no surname
 MAX_LOOSE_SURNAMES = 8  # uncued lone names looked up as surnames per question
 SOURCES = 4  # passages whose entities are expanded (seeds and passages the question names)
@@ -116,15 +120,20 @@ def _bridgeable(row: dict) -> bool:
     return (row.get("type") or "") != "date" and not _DATE_LIKE.match(row["name"]) and len(row["name"]) > 1
 
 
+def common(degree: int, total: int | None) -> bool:
+    """Whether an entity named in `degree` of the datasets' `total` chunks is too common to link by."""
+    return bool(total) and degree > max(MIN_COMMON, COMMON_SHARE * total)
+
+
 def _links(ctx: RecallContext, names: Iterable[str], extra_patterns: Iterable[str] = (),
            surnames: Iterable[str] = ()) -> list[dict]:
     """Passages mentioning entities with these names or their aliases (both directions), and
-    full names ending in one of `surnames`."""
+    full names ending in one of `surnames`; entities too common to say which passage answers left out."""
     keys, patterns = lookup(names, extra_patterns, surnames)
     if not keys:
         return []
     return [r for r in ctx.search.entity_passages(ctx.datasets, keys, patterns, MAX_ENTITY_PASSAGES)
-            if _bridgeable(r)]
+            if _bridgeable(r) and not common(r["degree"], r.get("total"))]
 
 
 def _specificity(degree: int) -> float:

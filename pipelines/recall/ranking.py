@@ -120,3 +120,33 @@ def rank_weighted(
     ]
     scored.sort(key=lambda pair: (-pair[1], str(pair[0])))
     return scored[:top_k] if top_k > 0 else scored
+
+
+def fuse_scores(scored: Mapping[str, Sequence[tuple[Id, float]]], weights: Mapping[str, float]) -> list[Id]:
+    """One ranked list from several scored lists (best first), by the weighted sum of each
+    list's standardised scores (CombSUM of z-scores) over their union.
+
+    Unlike rank fusion it keeps how far apart a list's scores are: a passage one list puts far
+    ahead keeps that lead, while a list whose scores are flat (a weak signal for this question)
+    moves little. A list scores only its own top: an item it did not return counts as its last
+    score. A list whose scores are all equal adds nothing. Ties: first seen first."""
+    order: dict[Id, None] = {}
+    for name, pairs in scored.items():
+        if weights.get(name, 0.0) > 0:
+            order.update((item, None) for item, _ in pairs)
+    items = list(order)
+    total = dict.fromkeys(items, 0.0)
+    for name, pairs in scored.items():
+        weight = float(weights.get(name, 0.0))
+        if weight <= 0 or not pairs:
+            continue
+        own = dict(pairs)
+        last = min(own.values())
+        values = [own.get(item, last) for item in items]
+        mean = sum(values) / len(values)
+        spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+        if spread <= 0:
+            continue
+        for item, value in zip(items, values):
+            total[item] += weight * (value - mean) / spread
+    return sorted(items, key=lambda item: -total[item])

@@ -9,13 +9,14 @@ module names a search type (the router's default and FEELING_LUCKY aside).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from engram.models.payloads import RecallItem
 from engram.models.search import SearchType
-from engram.pipelines.dates import YEAR
+from engram.pipelines.dates import LONE_YEAR, YEAR
 from engram.pipelines.recall import captures, graph, lanes, temporal
 from engram.pipelines.recall.context import RecallContext
 from engram.pipelines.recall.router import QUESTION, Rule, rule
@@ -33,34 +34,45 @@ class Recipe:
     weights: Mapping[str, float] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()  # router rules voting for this type
     node_sets: bool = False  # its lane reads passages only, so a node_sets filter applies
+    # Auto-routed, it answers in its own style over the default route's passages: its own lane
+    # drops passages, which wording like "why" does not ask for (a pinned type uses its lane).
+    routed_passages: bool = False
+    # Weights that replace `weights`' entries when the question names one thing through another
+    # (MULTI_HOP wording: "the director of X", "the woman who ..."): a second hop is what it asks.
+    relational: Mapping[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "relational", MappingProxyType(dict(self.relational)))
+
+    def weights_for(self, question: str) -> Mapping[str, float]:
+        if self.relational and _RELATIONAL.search(question):
+            return MappingProxyType({**self.weights, **self.relational})
+        return self.weights
 
 
-# Fusion of the passage lanes: dense and BM25 equally; graph expansion (bridges from the first
-# hop, each term scaled by the walk's strength for it) counts triple, so a strong bridge stands
-# beside passages both other lists agree on (bench/recall_quality.py, default route R@5: templated
-# .93 / .96 / .97 and natural untitled .90 at graph 2.0 / 2.5 / 3.0). Summary vectors stay out:
-# offline summaries repeat the chunk's opening, so they would count the dense signal twice (give
-# them weight when an LLM writes them).
-HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0, "graph": 3.0}
+# Fusion of the passage lanes: dense and BM25 by their scores (lanes.fused_rows). The graph's
+# walk (bridges from the first hop, each scaled by the walk's strength for it) joins only when
+# the question asks through a second thing ("the director of X", "the woman who ..."), and then
+# counts triple beside dense and BM25 as rank lists, so a strong bridge stands beside passages
+# both agree on (bench/recall_quality.py: HotpotQA-style default route R@5 .89-.97). Other
+# questions gain nothing from a walk from their first hop and lose to its noise (chat fillers,
+# a knowledge base's shared words). Summary vectors stay out: offline summaries repeat the
+# chunk's opening, so they would count the dense signal twice.
+HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0}
+RELATIONAL_WEIGHTS = {"graph": 3.0}
 
 _YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
-# A year asks about time unless it names a thing: "the 2017 horror film", "Nirvana's 1991 album",
-# "the original 1977 Star Wars film", "the 2015-16 season" (a determiner or possessive before it, a
-# word after it) qualify what the question is about (HotpotQA-style questions are full of them)
-# and are no period to filter by: they match as `skip`. "in 2023 about pricing", "2019 vs 2020"
-# and a year followed by a time word still ask about a period.
+# A question earns the date filter only by naming a date or period: "in 2019", "before March 2015",
+# "between 2010 and 2020". "When did X do Y?" names none (any passage may hold its date) and
+# "above 1000 euros" names an amount. A year that qualifies a thing ("the 2017 horror film",
+# "Nirvana's 1991 album": a determiner or possessive before it, a word after it) names no period
+# either and matches as `skip`.
 _TIME_WORDS = ("and|or|to|through|until|till|onwards?|in|on|at|by|for|from|with|when|where|while|as|of|"
                "after|before|since|during|between|around|about|versus|vs|compared|ad|bc|bce|ce|was|were|is|"
                "are|did|had|has|exactly|overall")
 ASKED_YEAR = (rf"(?P<skip>\b(?:the|a|an|its|his|her|their|this|that|\w+['\u2019]s)\s+(?:[\w-]+\s+)?"
-              rf"(?:{YEAR})(?:[\u2013-]\d{{2,4}})?\s+(?!(?:{_TIME_WORDS})\b)[a-z])|\b{_YEAR}\b")
-# "Before creating the show, its creator..." orders two events and "named after" names; neither
-# asks for a date ("after Thanksgiving" does: a gerund is lower case).
-ASKED_WHEN = (r"\b(?:when|before(?!\s+(?-i:[a-z]\w*ing)\b)"
-              r"|(?<!named )(?<!called )after(?!\s+(?-i:[a-z]\w*ing)\b))\b")
+              rf"(?:{YEAR})(?:[\u2013-]\d{{2,4}})?\s+(?!(?:{_TIME_WORDS})\b)[a-z])|{LONE_YEAR}")
 # Relational wording that names one thing through another ("the director of", "the woman who",
 # "the writer and director of", "the Austin-born designer who", "a pizza delivery boy who", "a spy
 # for which agency"). It also silences "a meeting that was held in 2023": a date question sent to
@@ -68,6 +80,7 @@ ASKED_WHEN = (r"\b(?:when|before(?!\s+(?-i:[a-z]\w*ing)\b)"
 # filter loses its bridge.
 MULTI_HOP = (r"\bthe\s+(?:[\w'\u2019-]+\s+){0,3}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?[\w\"\u201c]"
              r"|\b(?:a|an)\s+(?:[\w'\u2019-]+\s+){0,3}?(?:who|whom|whose|that|which)\s")
+_RELATIONAL = re.compile(MULTI_HOP, re.IGNORECASE)
 _PASSAGES = "The context is passages from documents."
 _FACTS = ("The context is facts from a knowledge graph, written as subject, relationship, object, each "
           "with the passage it was read from.")
@@ -80,17 +93,17 @@ REGISTRY: dict[SearchType, Recipe] = {
         rule("exact", 4.0, r"\b(?:exact|verbatim)\b"),
     )),
     SearchType.GRAPH_SUMMARY_COMPLETION: Recipe(
-        graph.graph_summary, completes=True,
+        graph.graph_summary, completes=True, routed_passages=True,
         style="The context is document summaries and facts. Answer with a concise overview.",
         rules=(rule("summary", 5.0,
                     r"\b(?:summary|summaries|summari[sz](?:e|es|ed|ing)|overview|tl;?dr|gist|recap)\b"),)),
     SearchType.GRAPH_COMPLETION_COT: Recipe(
-        graph.graph_completion, completes=True, followup=True,
+        graph.graph_completion, completes=True, followup=True, routed_passages=True,
         style="The context is facts from a knowledge graph and passages. Think step by step: write your "
               "reasoning in a few short lines, then the final answer on its own line starting with 'Answer:'.",
         rules=(rule("why", 4.0, r"\b(?:why|explain\w*)\b"), rule("because", 2.0, r"\b(?:because|therefore)\b"))),
     SearchType.GRAPH_COMPLETION_CONTEXT_EXTENSION: Recipe(
-        graph.context_extension, completes=True,
+        graph.context_extension, completes=True, routed_passages=True,
         style="The context is facts from a knowledge graph, expanded along the connections between "
               "entities; explain how the entities are connected, step by step through the facts.",
         rules=(rule("connection", 5.0,
@@ -103,15 +116,14 @@ REGISTRY: dict[SearchType, Recipe] = {
         rules=(rule("year_range", 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
                # "over a decade", "for decades" are durations, not a period asked about.
                rule("timeline", 4.0, r"\btimelines?\b|(?<!\ba )(?<!\bfor )\bdecades?\b"),
-               # "When was the director of X born?" is a two-hop question: the hybrid route's
-               # graph expansion serves it better than a date filter.
-               rule("when", 3.0, ASKED_WHEN, unless=MULTI_HOP),
+               # "Who directed the film of 2012?" is a two-hop question: the hybrid route's graph
+               # expansion serves it better than a date filter.
                rule("year", 3.0, ASKED_YEAR, unless=MULTI_HOP))),
     SearchType.CHUNKS: Recipe(lanes.chunks, node_sets=True),
     SearchType.SUMMARIES: Recipe(lanes.summaries, node_sets=True),
     SearchType.RAG_COMPLETION: Recipe(lanes.chunks, completes=True, style=_PASSAGES, node_sets=True),
     SearchType.HYBRID_COMPLETION: Recipe(
-        lanes.hybrid, completes=True, weights=HYBRID_WEIGHTS, node_sets=True,
+        lanes.hybrid, completes=True, weights=HYBRID_WEIGHTS, relational=RELATIONAL_WEIGHTS, node_sets=True,
         style="The context is passages ranked by meaning, by keywords and by the entities linking them."),
     SearchType.GRAPH_COMPLETION: Recipe(graph.graph_completion, completes=True, style=_FACTS),
     SearchType.CAPTURES: Recipe(captures.captures),  # SPEC §9: chosen by its filters, never routed

@@ -169,6 +169,17 @@ def test_no_type_and_no_rule_routes_to_hybrid(client, corpus):
     assert "institute.md" in _top3_titles(result)
 
 
+def test_a_why_question_keeps_the_default_routes_passages(client, corpus):
+    """Auto-routed to the reasoning type for its wording, a "why" question still gets the
+    passages the default route finds; pinned, the type uses its own graph lane."""
+    routed = _recall(client, corpus, "Why did the Greyfen Dam fail?")
+    assert routed.routed and routed.search_type == "GRAPH_COMPLETION_COT"
+    default = _recall(client, corpus, "Why did the Greyfen Dam fail?", "HYBRID_COMPLETION")
+    assert [i.text for i in routed.items] == [i.text for i in default.items]
+    pinned = _recall(client, corpus, "Why did the Greyfen Dam fail?", "GRAPH_COMPLETION_COT")
+    assert [i.text for i in pinned.items] != [i.text for i in default.items]
+
+
 def test_auto_routed_type_that_finds_nothing_falls_back_but_a_pinned_one_stays_empty(client, corpus):
     routed = _recall(client, corpus, "What happened in 1850?")
     assert routed.fallback_from == "TEMPORAL" and routed.search_type == "HYBRID_COMPLETION"

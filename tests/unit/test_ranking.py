@@ -3,6 +3,7 @@ import pytest
 from engram.pipelines.recall.ranking import (
     importance_factor,
     rank_hybrid,
+    rank_weighted,
     rrf_fuse,
     rrf_k,
     truth_factor,
@@ -78,3 +79,32 @@ def test_rank_hybrid_is_sorted_descending():
     scores = [s for _, s in ranked]
     assert scores == sorted(scores, reverse=True)
     assert ranked[0][0] == "d"
+
+
+def test_score_fusion_keeps_a_lists_lead_and_ignores_a_flat_list():
+    from engram.pipelines.recall.ranking import fuse_scores
+
+    dense = [("a", 0.9), ("b", 0.2), ("c", 0.19)]
+    bm25 = [("b", 2.02), ("a", 2.0), ("c", 1.0)]
+    # Rank fusion ties a and b (first and second in each); by scores, dense puts a far ahead while
+    # BM25 barely separates a from b.
+    assert rank_weighted({"dense": ["a", "b", "c"], "bm25": ["b", "a", "c"]}, {"dense": 1, "bm25": 1}, 2)[0][1] \
+        == rank_weighted({"dense": ["a", "b", "c"], "bm25": ["b", "a", "c"]}, {"dense": 1, "bm25": 1}, 2)[1][1]
+    assert fuse_scores({"dense": dense, "bm25": bm25}, {"dense": 1.0, "bm25": 1.0}) == ["a", "b", "c"]
+    flat = [("c", 1.0), ("b", 1.0), ("a", 1.0)]
+    assert fuse_scores({"dense": dense, "bm25": flat}, {"dense": 1.0, "bm25": 1.0}) == ["a", "b", "c"]
+    # An item a list did not return counts as that list's last score; a weightless list is ignored.
+    assert fuse_scores({"dense": [("a", 0.9), ("b", 0.1)], "bm25": [("c", 5.0), ("b", 1.0)]},
+                       {"dense": 1.0, "bm25": 1.0})[-1] == "b"
+    assert fuse_scores({"dense": dense, "bm25": [("z", 9.0)]}, {"dense": 1.0}) == ["a", "b", "c"]
+
+
+def test_the_walk_weighs_in_only_for_questions_asked_through_a_second_thing():
+    from engram.models.search import SearchType
+    from engram.pipelines.recall.registry import REGISTRY
+
+    hybrid = REGISTRY[SearchType.HYBRID_COMPLETION]
+    assert "graph" not in hybrid.weights_for("When did Caroline go to the support group?")
+    assert "graph" not in hybrid.weights_for("Who approves expenses above 1000 euros?")
+    assert hybrid.weights_for("In what city was the director of the film Jaws born?")["graph"] == 3.0
+    assert hybrid.weights_for("The woman who founded Acme studied where?")["graph"] == 3.0
