@@ -316,13 +316,13 @@ def report(results: dict) -> None:
 
 
 def matrix(all_results: list[dict]) -> None:
-    print(f"\n{'corpus':<15}{'metric':<17}" + "".join(f"{c:>10}" for c in (
+    print(f"\n{'corpus':<15}{'metric':<17}" + "".join(f"{c:>12}" for c in (
         "default@5", "default@10", "best lane@5", "bm25@5", "dense@5", "rrf@5")) + "  rule 4")
     for r in all_results:
         lanes = r["lanes"]
         best = max((f["R@5"], n) for n, f in lanes.items() if n != "default" and "baseline" not in n)
         d = lanes.get("default", {})
-        print(f"{r['corpus']:<15}{r['metric']:<17}" + "".join(f"{v:>10}" for v in (
+        print(f"{r['corpus']:<15}{r['metric']:<17}" + "".join(f"{v:>12}" for v in (
             d.get("R@5", "-"), d.get("R@10", "-"), best[0], lanes["baseline bm25"]["R@5"],
             lanes["baseline dense"]["R@5"], lanes["baseline rrf"]["R@5"]))
             + f"  {'PASS' if r['rule4'] else 'FAIL ' + r['rule4_misses']}")
