@@ -17,17 +17,6 @@ from engram.adapters.store.search_sql import facts_only  # noqa: F401 - adapters
 from engram.models.search import EdgeWindow
 
 
-# Okapi BM25 (Lucene idf): the query's terms with their counts, the datasets' N and avgdl, and
-# one posting's weight (p: tf, dl; df: the term's document frequency).
-_BM25_TERMS_AND_STATS = (
-    "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[])) AS q(term, qtf)),"
-    " stats AS MATERIALIZED (SELECT count(*)::float8 AS n,"
-    "  GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
-    "  FROM chunks WHERE dataset_id = ANY(:ds) AND lex_length IS NOT NULL),")
-_BM25_WEIGHT = ("ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))"
-                " * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / stats.avgdl))")
-
-
 class SearchRepository(CaptureReads, GraphReads):
     def __init__(self, conn: Connection, exact: bool = False):
         self.conn = conn
@@ -89,25 +78,39 @@ class SearchRepository(CaptureReads, GraphReads):
         ).mappings()
         return {r["id"]: dict(r) for r in rows}
 
+    def _bm25_scored(self, chunk_filter: str = "") -> str:
+        """The CTEs through `scored` (chunk_id, score): Okapi BM25 (Lucene idf) of the query's
+        terms over the datasets' postings (within the node sets, if any), N and avgdl from the
+        same snapshot; `chunk_filter` narrows which chunks are scored, never the statistics."""
+        return (
+            "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[])) AS q(term, qtf)),"
+            " stats AS MATERIALIZED (SELECT count(*)::float8 AS n,"
+            "  GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
+            "  FROM chunks WHERE dataset_id = ANY(:ds) AND lex_length IS NOT NULL),"
+            " p AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, p.dl, q.qtf FROM chunk_terms p"
+            "  JOIN q ON q.term = p.term WHERE p.dataset_id = ANY(:ds)"
+            + (f" AND p.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
+               f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + "),"
+            " df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),"
+            " scored AS (SELECT p.chunk_id, sum(p.qtf * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))"
+            "  * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / stats.avgdl))) AS score"
+            f"  FROM p JOIN df ON df.term = p.term CROSS JOIN stats{chunk_filter} GROUP BY p.chunk_id"
+        )
+
     def chunk_scores(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID], vector: Sequence[float],
                      terms: dict[str, int], k1: float = 1.5, b: float = 0.75) -> dict[uuid.UUID, tuple[float, float]]:
         """Exact (cosine distance, Okapi BM25 score) of given chunks: the scores a ranked list
-        left out, for fusing two lists by their scores. BM25 statistics as chunks_bm25's."""
+        left out, for fusing two lists by their scores. BM25 exactly as chunks_bm25 scores."""
         if not chunk_ids:
             return {}
         rows = self.conn.execute(
             text(
-                _BM25_TERMS_AND_STATS +
-                " df AS (SELECT p.term, count(*)::float8 AS df FROM chunk_terms p JOIN q ON q.term = p.term"
-                "  WHERE p.dataset_id = ANY(:ds) GROUP BY p.term),"
-                f" scored AS (SELECT p.chunk_id, sum(q.qtf * {_BM25_WEIGHT}) AS score"
-                "  FROM chunk_terms p JOIN q ON q.term = p.term JOIN df ON df.term = p.term CROSS JOIN stats"
-                "  WHERE p.chunk_id = ANY(:ids) AND p.dataset_id = ANY(:ds) GROUP BY p.chunk_id)"
+                self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + ")"
                 " SELECT c.id, c.embedding <=> CAST(:v AS vector) AS distance, COALESCE(s.score, 0) AS score"
                 " FROM chunks c LEFT JOIN scored s ON s.chunk_id = c.id WHERE c.id = ANY(:ids)"
             ),
             {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "ids": list(chunk_ids),
-             "v": _vector(vector), "k1": float(k1), "b": float(b)},
+             "v": _vector(vector), "k1": float(k1), "b": float(b), "node_sets": self.node_sets},
         ).mappings()
         return {r["id"]: (r["distance"], float(r["score"])) for r in rows}
 
@@ -183,15 +186,7 @@ class SearchRepository(CaptureReads, GraphReads):
             return []
         rows = self.conn.execute(
             text(
-                _BM25_TERMS_AND_STATS +
-                " p AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, p.dl, q.qtf FROM chunk_terms p"
-                "  JOIN q ON q.term = p.term WHERE p.dataset_id = ANY(:ds)"
-                + (f" AND p.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
-                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + "),"
-                " df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),"
-                f" scored AS (SELECT p.chunk_id, sum(p.qtf * {_BM25_WEIGHT}) AS score"
-                "  FROM p JOIN df ON df.term = p.term CROSS JOIN stats GROUP BY p.chunk_id"
-                "  ORDER BY score DESC, p.chunk_id LIMIT :k)"
+                self._bm25_scored() + " ORDER BY score DESC, p.chunk_id LIMIT :k)"
                 f" SELECT {_CHUNK_COLUMNS}, s.score AS rank FROM scored s JOIN chunks c ON c.id = s.chunk_id"
                 " JOIN documents d ON d.id = c.document_id ORDER BY s.score DESC, c.id"
             ),

@@ -233,3 +233,25 @@ def test_session_with_datasets_both_contribute_and_retrieval_alone_stores_nothin
     with store.unit_of_work() as uow:
         dataset = uow.access.authorise(corpus["dataset"], corpus["user"], "read")
         assert len(uow.sessions.entries([dataset], session, 10)) == 1  # no generated answer to keep
+
+
+def test_exact_scores_of_chunks_equal_the_lexical_lanes_and_keep_its_node_set_filter(store, corpus):
+    """Score fusion asks for the BM25 score of a passage the BM25 list left out: it must be the
+    score that list would have given it, under the same statistics and node-set filter."""
+    from engram.pipelines.recall.lexical import query_terms
+
+    terms = query_terms("kelp company in Port Alder")
+    with store.unit_of_work() as uow:
+        dataset = uow.access.find_dataset(corpus["dataset"], corpus["user"])
+        ranked = uow.search.chunks_bm25([dataset], terms, 10)
+        exact = uow.search.chunk_scores([dataset], [r["id"] for r in ranked], [0.1] * 384, terms)
+        assert len(ranked) >= 2
+        assert {r["id"]: round(float(r["rank"]), 9) for r in ranked} == \
+            {cid: round(score, 9) for cid, (_, score) in exact.items()}
+        uow.search.node_sets = ["a-set-no-document-is-in"]
+        try:
+            assert uow.search.chunks_bm25([dataset], terms, 10) == []
+            outside = uow.search.chunk_scores([dataset], [r["id"] for r in ranked], [0.1] * 384, terms)
+            assert {score for _, score in outside.values()} == {0.0}
+        finally:
+            uow.search.node_sets = []
