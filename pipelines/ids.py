@@ -49,6 +49,11 @@ def chunk_id(document: uuid.UUID, index: int) -> uuid.UUID:
     return uuid.uuid5(ENGRAM_NAMESPACE, f"{document}-{index}")
 
 
+def window_id(chunk: uuid.UUID, width: int, start: int) -> uuid.UUID:
+    """A conversation chunk's window of `width` turns from its line `start`."""
+    return uuid.uuid5(chunk, f"Window-{width}-{start}")
+
+
 def summary_id(chunk: uuid.UUID) -> uuid.UUID:
     return uuid.uuid5(chunk, "TextSummary")
 

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from engram.models.tables import (
     chunk_terms,
+    chunk_windows,
     chunks,
     data_items,
     documents,
@@ -22,6 +23,7 @@ from engram.models.tables import (
     summaries,
 )
 from engram.pipelines import ids
+from engram.pipelines.cognify.windows import windows_of
 from engram.pipelines.dates import years_named
 from engram.pipelines.recall.lexical import postings
 
@@ -175,6 +177,7 @@ class GraphRepository:
                 )
             )
             self._write_postings(dataset, lexical)
+            self._write_windows(dataset, document, chunk_rows, vectors)
         if draft.entity_types:
             stmt = insert(entity_types).values(
                 [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
@@ -314,6 +317,17 @@ class GraphRepository:
                   "ends_at": stmt.excluded.ends_at, "superseded_by": None},
             where=changed,
         ))
+
+    def _write_windows(self, dataset: uuid.UUID, document: uuid.UUID, chunk_rows: Sequence[dict[str, Any]],
+                       vectors: Vectors) -> None:
+        """A conversation chunk's turn windows with their vectors (none for other chunks)."""
+        rows = [{"id": w.id, "chunk_id": w.chunk_id, "dataset_id": dataset, "document_id": document,
+                 "width": w.width, "start": w.start, "embedding": vectors.get(w.id)}
+                for w in windows_of(chunk_rows)]
+        if rows:
+            stmt = insert(chunk_windows).values(rows)
+            self.conn.execute(stmt.on_conflict_do_update(index_elements=[chunk_windows.c.id],
+                                                         set_={"embedding": stmt.excluded.embedding}))
 
     def _write_postings(self, dataset: uuid.UUID, lexical: dict[uuid.UUID, tuple[dict[str, int], int]]) -> None:
         """BM25 postings of the chunks, replacing any earlier ones (a reload is harmless)."""

@@ -55,18 +55,37 @@ class SearchRepository(CaptureReads, GraphReads):
         self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
         self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * int(limit)))}"))
 
+    # A chunk's distance: a conversation chunk's from its turn windows (1 - the mean over widths
+    # of the best window's cosine similarity, pipelines/cognify/windows.py), any other's its own.
+    _WINDOWED = (
+        " wbest AS (SELECT w.chunk_id, w.width, min(w.embedding <=> CAST(:v AS vector)) AS distance"
+        "  FROM chunk_windows w WHERE w.chunk_id IN (SELECT id FROM cand) AND w.embedding IS NOT NULL"
+        "  GROUP BY w.chunk_id, w.width),"
+        " wdist AS (SELECT chunk_id, avg(distance) AS distance FROM wbest GROUP BY chunk_id)"
+    )
+
     def chunks_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
-        self._nearest(limit)
-        # The index scan runs on chunks alone; relaxed order is re-sorted after the join.
+        """The nearest chunks: candidates from the chunks' own vectors and from the turn
+        windows' (as many windows as chunks, times 3: a chunk's windows crowd together), ranked
+        by each chunk's distance (windowed for a conversation chunk)."""
+        self._nearest(3 * limit)
+        # The index scans run on chunks and windows alone; relaxed order is re-sorted after the join.
         rows = self.conn.execute(
             text(
-                "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
-                f" FROM chunks WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL{self._in_sets('document_id')}"
-                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
-                f" SELECT {_CHUNK_COLUMNS}, h.distance FROM hits h JOIN chunks c ON c.id = h.id"
-                " JOIN documents d ON d.id = c.document_id ORDER BY h.distance, c.id"
+                "WITH hits AS MATERIALIZED (SELECT id FROM chunks WHERE dataset_id = ANY(:ds)"
+                f" AND embedding IS NOT NULL{self._in_sets('document_id')}"
+                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k),"
+                " whits AS MATERIALIZED (SELECT chunk_id FROM chunk_windows WHERE dataset_id = ANY(:ds)"
+                f" AND embedding IS NOT NULL{self._in_sets('document_id')}"
+                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :wk),"
+                " cand AS MATERIALIZED (SELECT id FROM hits UNION SELECT chunk_id FROM whits),"
+                + self._WINDOWED +
+                f" SELECT {_CHUNK_COLUMNS}, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance"
+                " FROM cand JOIN chunks c ON c.id = cand.id JOIN documents d ON d.id = c.document_id"
+                " LEFT JOIN wdist w ON w.chunk_id = c.id"
+                " ORDER BY distance, c.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
+            {"v": _vector(vector), "ds": list(datasets), "k": limit, "wk": 3 * limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -100,14 +119,17 @@ class SearchRepository(CaptureReads, GraphReads):
     def chunk_scores(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID], vector: Sequence[float],
                      terms: dict[str, int], k1: float = 1.5, b: float = 0.75) -> dict[uuid.UUID, tuple[float, float]]:
         """Exact (cosine distance, Okapi BM25 score) of given chunks: the scores a ranked list
-        left out, for fusing two lists by their scores. BM25 exactly as chunks_bm25 scores."""
+        left out, for fusing two lists by their scores. Both exactly as chunks_by_vector and
+        chunks_bm25 score."""
         if not chunk_ids:
             return {}
         rows = self.conn.execute(
             text(
-                self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + ")"
-                " SELECT c.id, c.embedding <=> CAST(:v AS vector) AS distance, COALESCE(s.score, 0) AS score"
-                " FROM chunks c LEFT JOIN scored s ON s.chunk_id = c.id WHERE c.id = ANY(:ids)"
+                self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + "),"
+                " cand AS (SELECT unnest(CAST(:ids AS uuid[])) AS id)," + self._WINDOWED +
+                " SELECT c.id, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance,"
+                " COALESCE(s.score, 0) AS score FROM chunks c LEFT JOIN scored s ON s.chunk_id = c.id"
+                " LEFT JOIN wdist w ON w.chunk_id = c.id WHERE c.id = ANY(:ids)"
             ),
             {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "ids": list(chunk_ids),
              "v": _vector(vector), "k1": float(k1), "b": float(b), "node_sets": self.node_sets},

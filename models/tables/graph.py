@@ -11,6 +11,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Integer,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -122,6 +123,20 @@ chunk_terms = Table(
     Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), primary_key=True),
     Column("tf", Integer, nullable=False),
     Column("dl", Integer, nullable=False),
+)
+
+# A conversation chunk's turn windows (pipelines/cognify/windows.py; migration 0015): vectors of
+# runs of 2 and 3 turns, no text (a window is its chunk's lines start .. start + width).
+chunk_windows = Table(
+    "chunk_windows",
+    metadata,
+    Column("id", UUID(as_uuid=True), primary_key=True),
+    Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE"), nullable=False),
+    Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
+    Column("document_id", UUID(as_uuid=True), nullable=False),
+    Column("width", SmallInteger, nullable=False),
+    Column("start", SmallInteger, nullable=False),
+    Column("embedding", Vector()),
 )
 
 entity_types = Table(

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from engram.pipelines.cognify.windows import windows_of
 from engram.pipelines.errors import BadInput
 
 
@@ -49,6 +50,7 @@ class VectorsPending(Exception):
 def texts_to_embed(chunk_rows: list[dict], draft: Any) -> list[tuple[uuid.UUID, str]]:
     """(row id, text) of everything an item's load stores a vector for."""
     keyed = [(c["id"], c["text"]) for c in chunk_rows]
+    keyed += [(w.id, w.text) for w in windows_of(chunk_rows)]
     keyed += [(s.id, s.text) for s in draft.summaries]
     keyed += [(e.id, e.name) for e in draft.entities]
     keyed += [(t.id, t.name) for t in draft.entity_types]

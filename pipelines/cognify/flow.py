@@ -21,6 +21,7 @@ from engram.pipelines.cognify.conversation import CONVERSATION, chunk_conversati
 from engram.pipelines.cognify.conversation import conversation_title
 from engram.pipelines.cognify.conversation import parse as parse_conversation
 from engram.pipelines.cognify.embedding import request_vectors, texts_to_embed
+from engram.pipelines.cognify.windows import spans
 from engram.pipelines.cognify.extract import build_graph
 from engram.pipelines.errors import BadInput
 from engram.pipelines.flow import Flow, Stage
@@ -92,8 +93,9 @@ def compute_chunk(inputs: dict, ctx) -> dict:
 
 def persist_chunk(uow, ctx, inputs: dict, output: dict) -> dict:
     # The chunks' own texts are known now: queue them, so the fleet embeds them (the item's
-    # longest, costliest texts) while its extraction waits on the LLM.
-    _queue_vectors(uow, ctx, [c["text"] for c in output["chunks"]])
+    # longest, costliest texts) while its extraction waits on the LLM; a conversation's turn
+    # windows too.
+    _queue_vectors(uow, ctx, [t for c in output["chunks"] for t in (c["text"], *(w[2] for w in spans(c)))])
     return output
 
 

@@ -137,6 +137,56 @@ def test_a_fact_said_with_yesterday_is_valid_from_that_date_and_recall_shows_the
     assert top.provenance.speakers[0] == "Caroline"
 
 
+def _windows(store, dataset_name: str) -> list[dict]:
+    with store.unit_of_work() as uow:
+        return [dict(r) for r in uow.conn.execute(text(
+            "SELECT w.chunk_id, w.width, w.start, w.embedding IS NOT NULL AS embedded FROM chunk_windows w"
+            " WHERE w.dataset_id = (SELECT id FROM datasets WHERE name = :n)"), {"n": dataset_name}).mappings()]
+
+
+def test_every_conversation_chunk_has_its_2_and_3_turn_windows_embedded(remembered):
+    _, store, name = remembered
+    windows = _windows(store, name)
+    assert windows and all(w["embedded"] for w in windows)
+    for chunk in _stored_chunks(store, name):
+        turns = len(chunk["text"].splitlines())
+        mine = sorted((w["width"], w["start"]) for w in windows if w["chunk_id"] == chunk["id"])
+        expected = [] if turns < 2 else sorted((width, s) for width in (2, 3) for s in range(max(1, turns - width + 1)))
+        assert mine == expected, chunk["text"]
+
+
+def test_the_dense_lane_scores_a_conversation_chunk_by_its_best_windows(remembered):
+    """The exchange about the support group is 1 turn of its chunk's ~5: the chunk's own vector
+    is far from the question, its best windows near; the lane ranks by the windows."""
+    client, store, name = remembered
+    question = "When did Caroline go to the LGBTQ support group?"
+    result = client.recall(question, datasets=[name], search_type="CHUNKS", top_k=3)
+    assert "LGBTQ support group" in result.items[0].text
+    from engram.adapters.embed import LocalEmbedder
+
+    vector = LocalEmbedder().embed([question])[0]
+    with store.unit_of_work() as uow:
+        dataset = uow.access.find_dataset(name, "default")
+        (top, *_) = uow.search.chunks_by_vector([dataset], vector, 3)
+        own = uow.conn.execute(text("SELECT embedding <=> CAST(:v AS vector) FROM chunks WHERE id = :c"),
+                               {"v": str(vector), "c": top["id"]}).scalar_one()
+        best = uow.conn.execute(text(
+            "SELECT avg(d) FROM (SELECT min(embedding <=> CAST(:v AS vector)) AS d FROM chunk_windows"
+            " WHERE chunk_id = :c GROUP BY width) x"), {"v": str(vector), "c": top["id"]}).scalar_one()
+        exact = uow.search.chunk_scores([dataset], [top["id"]], vector, {})
+    assert top["distance"] == pytest.approx(best) and best < own - 0.05
+    assert exact[top["id"]][0] == pytest.approx(best)  # score fusion's exact scores agree
+
+
+def test_forgetting_a_session_drops_its_windows(client, store, dataset_name):
+    start, turns, _ = _session(3)
+    (status,) = client.remember(dataset=dataset_name, items=[{"name": "s3", "turns": turns,
+                                                               "started_at": start.isoformat()}], background=False)
+    assert status.status == "completed" and _windows(store, dataset_name)
+    client.forget(dataset_name, data_item_id=status.data_item_id)
+    assert _windows(store, dataset_name) == []
+
+
 def test_the_store_finds_conversation_chunks_by_a_day_said_or_meant(remembered):
     _, store, name = remembered
     day = _session(7)[2]["yesterday"][0]
@@ -158,6 +208,7 @@ def test_other_documents_have_no_conversation_data(client, store, dataset_name):
     (row,) = _stored_chunks(store, dataset_name)
     assert (row["doc_type"], row["occurred_at"], row["speakers"], row["dates"], row["conversation"]) == (
         "text", None, None, None, None)
+    assert _windows(store, dataset_name) == []  # prose has no turn windows
 
 
 def test_a_bad_conversation_is_refused_by_turn_and_writes_nothing(client, store, dataset_name):
