@@ -66,6 +66,7 @@ def define_tool(self, req: ToolDefineRequest) -> dict:
 
 @engram_task("engram.skills.list", payload=SkillListRequest)
 def list_skills(self, req: SkillListRequest) -> dict:
+    registry, _ = configured_tools()
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "read")
         skills = [s for s in uow.agentic.skills(dataset) if req.skill in (None, s.name)]
@@ -74,8 +75,9 @@ def list_skills(self, req: SkillListRequest) -> dict:
             "skills": [{"name": s.name, "description": s.description, "procedure": s.procedure,
                         "tools": list(s.tools), "earlier_procedures": uow.agentic.skill_history(dataset, s.name)}
                        for s in skills],
+            # The permission a call needs: a spec stored weaker than its handler shows the handler's.
             "tools": [{"name": t.name, "description": t.description, "handler": t.handler,
-                       "permission": t.permission} for t in uow.agentic.tools(dataset)],
+                       "permission": registry.effective(t).permission} for t in uow.agentic.tools(dataset)],
             "runs": _jsonable(uow.agentic.runs(dataset, req.skill, req.limit)),
             "proposals": _jsonable(p for p in uow.agentic.proposals(dataset, req.limit)
                                    if req.skill in (None, p["skill"])),

@@ -185,6 +185,8 @@ def test_a_stored_read_spec_on_the_write_handler_still_needs_write(agent_worker,
         uow.agentic.put_tool(uow.access.authorise(kb, "default", "write"),
                              ToolSpec("scribble", "scribble a note", "builtin:remember_note", {"text": "the note"},
                                       ("text",), "read"))
+    tools = agent_worker.client.call("engram.skills.list", dataset=kb)["tools"]
+    assert [t["permission"] for t in tools if t["name"] == "scribble"] == ["write"]  # what a call needs
     reader = f"reader-{uuid.uuid4().hex[:6]}"
     grant(store, kb, "default", reader, "read")
     result = ask(agent_worker, "Scribble that the Seabird is blue.", kb, user=reader, skills=[], tools=["scribble"])
