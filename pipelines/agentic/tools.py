@@ -4,9 +4,10 @@ A tool is data (ToolSpec: name, description, arguments, permission, handler key)
 is code: it resolves only from an allow-list (built-ins plus what the host declared in code or
 settings), never from an import path found in data, and it declares the least grant it needs.
 A stored spec may ask for more, never less: the call needs the stronger of the two
-(read < write < delete < share). Dispatch order: scope check, lookup, dataset permission, handler. Scope, permission and invocation errors come back as a tool
-result "ERROR: ..." for the model to read; anything else propagates (a database outage is a
-retry of the task, not a message to the model).
+(read < write < delete < share). Dispatch order: scope check, lookup, dataset permission,
+handler. Scope, permission and invocation errors come back as a tool result "ERROR: ..." for
+the model to read; anything else propagates (a database outage is a retry of the task, not a
+message to the model).
 """
 
 from __future__ import annotations
