@@ -98,7 +98,8 @@ def kb(worker):
 def agent_worker(spawn_worker, tmp_path_factory, kb):
     cassette = tmp_path_factory.mktemp("agentic") / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": CASSETTE}))
-    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")])),
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))  # the host tools, then ours
+    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": path,
                            "ENGRAM_AGENT_TOOLS": "agent_host_tools:order_status",
                            "ENGRAM_AGENT_SKILL_IMPROVEMENT": "true"})
     yield handle
