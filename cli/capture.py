@@ -1,4 +1,4 @@
-"""`engram` commands: capture and mcp: the capture lane and the MCP server."""
+"""`engram` commands: capture, reprocess and mcp: the capture lane and the MCP server."""
 
 from __future__ import annotations
 
@@ -43,11 +43,34 @@ def capture(
                                       **{k: v for k, v in extra.items() if v is not None})
     except (EngramError, TimeoutError) as exc:
         _fail(str(exc))
-    console.print(f"captured {done.object_id}: {done.status} "
-                  + " ".join(f"{s.stage}:{s.status}" for s in done.stages))
+    _print_capture("captured", done, dataset)
+
+
+@app.command()
+def reprocess(
+    object_id: str = typer.Argument(..., help="the captured object's id"),
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    user: str = typer.Option("default"),
+) -> None:
+    """Rerun a capture from its first failed stage (a partial capture) and wait: complete or partial."""
+    prepare_services()
+    from engram.tasks.client import EngramClient, EngramError
+
+    try:
+        done = EngramClient().reprocess(object_id, dataset=dataset, user=user, wait=True)
+    except (EngramError, TimeoutError) as exc:
+        _fail(str(exc))
+    _print_capture("reprocessed", done, dataset)
+
+
+def _print_capture(verb: str, done, dataset: str) -> None:
+    console.print(f"{verb} {done.object_id}: {done.status} " + " ".join(f"{s.stage}:{s.status}" for s in done.stages))
     for s in done.stages:
         if s.error:
             console.print(f"[red]{s.stage} failed:[/red] {s.error}")
+    if done.status == "partial":
+        console.print(f"the object is stored; `engram reprocess {done.object_id} -d {dataset}` reruns "
+                      "the failed stage")
 
 
 @app.command()

@@ -164,7 +164,8 @@ DESCRIPTIONS = {
                "synthesis, idea) with optional template (session, fix, decision, lesson, research, idea) and "
                "template_fields, summary (skips classification), entities [{name, type}] "
                "(technology, project, pattern, concept) and properties. Returns complete or partial.",
-    "status": "Per-stage status of a run (run_id) or of a dataset's recent runs (dataset).",
+    "status": "Per-stage status of a run (run_id) or of a dataset's recent runs (dataset). A capture run whose "
+              "optional stage failed is partial: the object is stored, a reprocess can complete it.",
     "forget": "Forget a dataset, or one data item / captured object of it (data_item_id).",
     "feedback": "Mark a session entry helpful or harmful (optional score 0..1).",
     "sessions": "List a dataset's sessions (or one session) with their improve state.",

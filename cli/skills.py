@@ -49,7 +49,8 @@ def define_tool(
     handler: str = typer.Option(..., "--handler", help="an allow-listed handler key (ENGRAM_AGENT_TOOLS)"),
     arguments: str = typer.Option("{}", "--arguments", help='JSON: {"name": "description"}'),
     required: list[str] = typer.Option([], "--required"),
-    permission: str = typer.Option("read", "--permission"),
+    permission: str = typer.Option(None, "--permission", help="read, write, delete or share; default: what the "
+                                                            "handler needs (never weaker)"),
     user: str = typer.Option("default"),
 ) -> None:
     """Store a tool spec for the dataset's agent."""
@@ -60,7 +61,8 @@ def define_tool(
     except json.JSONDecodeError as exc:
         _fail(f"--arguments is not JSON: {exc}")
     result = _call("engram.skills.define_tool", dataset=dataset, user=user, name=name, description=description,
-                   handler=handler, arguments=args, required=required, permission=permission)
+                   handler=handler, arguments=args, required=required,
+                   **({"permission": permission} if permission else {}))
     console.print(f"tool [bold]{name}[/bold] stored" + (f" — [yellow]{result['warning']}[/yellow]" if result["warning"] else ""))
 
 

@@ -32,7 +32,9 @@ class ToolDefineRequest(Payload):
     handler: str = Field(min_length=1, max_length=300)
     arguments: dict[str, str] = Field(default_factory=dict, max_length=30)
     required: list[str] = Field(default_factory=list, max_length=30)
-    permission: str = Field(default="read", pattern=r"^(read|write|delete|share)$")
+    permission: str | None = Field(default=None, pattern=r"^(read|write|delete|share)$",
+                                   description="the grant a call needs; never weaker than the handler's own "
+                                               "(none: the handler's, or read for a handler the workers lack)")
 
 
 class SkillListRequest(Payload):

@@ -82,6 +82,9 @@ class Flow:
     name: str  # the runs' `pipeline`
     stages: tuple[Stage, ...]
     runs: str = "pipeline"  # the bookkeeping its runs live in (tasks/engine.py BOOKS)
+    # A run whose optional stage failed ends "partial" (what it admitted is stored; a reprocess
+    # may complete it) instead of "completed" with the failure as its note.
+    partial: bool = False
 
     def __post_init__(self):
         names = [s.name for s in self.stages]

@@ -17,7 +17,7 @@ from engram.models.agentic import (AgentMemoryRequest, AgentTraceRequest, SkillA
                                    refuse_import_paths)
 from engram.pipelines import ids
 from engram.pipelines.agentic.skills import Skill, SkillError, SkillRun, apply_proposal, improvement_candidates, render_runs
-from engram.pipelines.agentic.tools import ToolSpec, host_tools
+from engram.pipelines.agentic.tools import ToolSpec, host_tools, stronger
 from engram.pipelines.errors import BadInput
 from engram.prompts.agentic import DraftedProcedure, skill_improvement_prompt
 from engram.settings import get_settings
@@ -50,16 +50,23 @@ def define_tool(self, req: ToolDefineRequest) -> dict:
     if unknown:
         raise BadInput(f"required arguments {unknown} are not among the tool's arguments")
     registry, _ = configured_tools()
+    floor = registry.minimum(req.handler)
+    permission = req.permission or floor or "read"  # none declared: what the handler needs
+    if floor is not None and stronger(permission, floor) != permission:
+        raise BadInput(f"tool {req.name!r} declares permission {permission!r}, but its handler {req.handler!r} "
+                       f"needs at least {floor!r}: declare {floor!r} or a stronger one")
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         uow.agentic.put_tool(dataset, ToolSpec(req.name, req.description, req.handler, req.arguments,
-                                               tuple(req.required), req.permission))
+                                               tuple(req.required), permission))
     warning = refuse_import_paths(req.handler, {req.handler} if req.handler in registry else set())
-    return {"status": "stored", "name": req.name, "runnable": warning is None, "warning": warning}
+    return {"status": "stored", "name": req.name, "permission": permission, "runnable": warning is None,
+            "warning": warning}
 
 
 @engram_task("engram.skills.list", payload=SkillListRequest)
 def list_skills(self, req: SkillListRequest) -> dict:
+    registry, _ = configured_tools()
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "read")
         skills = [s for s in uow.agentic.skills(dataset) if req.skill in (None, s.name)]
@@ -68,8 +75,9 @@ def list_skills(self, req: SkillListRequest) -> dict:
             "skills": [{"name": s.name, "description": s.description, "procedure": s.procedure,
                         "tools": list(s.tools), "earlier_procedures": uow.agentic.skill_history(dataset, s.name)}
                        for s in skills],
+            # The permission a call needs: a spec stored weaker than its handler shows the handler's.
             "tools": [{"name": t.name, "description": t.description, "handler": t.handler,
-                       "permission": t.permission} for t in uow.agentic.tools(dataset)],
+                       "permission": registry.effective(t).permission} for t in uow.agentic.tools(dataset)],
             "runs": _jsonable(uow.agentic.runs(dataset, req.skill, req.limit)),
             "proposals": _jsonable(p for p in uow.agentic.proposals(dataset, req.limit)
                                    if req.skill in (None, p["skill"])),

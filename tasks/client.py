@@ -51,7 +51,7 @@ class RunHandle:
 
     def wait(self, timeout: float = 600.0, poll: float = 0.2,
              on_progress: Callable[[RunStatus], None] | None = None) -> RunStatus:
-        """Block until the run is completed or failed; returns its terminal status."""
+        """Block until the run ends (completed, partial, failed or forgotten); returns its status."""
         deadline = time.monotonic() + timeout
         while True:
             current = self.status()

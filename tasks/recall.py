@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import uuid
 
+from pydantic import ValidationError
+
 from engram.adapters.embed import get_embedder
 from engram.adapters.llm.errors import LLMError
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.store import Store, UnitOfWork
-from engram.adapters.store.access import UnknownDataset
-from engram.models.payloads import LessonProvenance, RecallRequest, RecallResult
+from engram.adapters.store.access import AccessDenied, UnknownDataset
+from engram.models.payloads import LessonProvenance, RecallRequest, RecallResult, RememberRequest
 from engram.pipelines import ids
 from engram.pipelines.improve import truth
+from engram.pipelines.intake import writable_dataset
 from engram.pipelines.recall.context import Scope
 from engram.pipelines.recall.completion import render_context
 from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
@@ -60,7 +63,7 @@ def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id
     from engram.celery_app import app
     from engram.pipelines.agentic.completion import AgenticPorts, agentic_recall
     from engram.pipelines.agentic.loop import Limits
-    from engram.pipelines.agentic.tools import PERMISSIONS
+    from engram.pipelines.agentic.tools import PERMISSIONS, ToolInvocationError
     from engram.tasks.agentic import configured_tools
 
     settings = get_settings()
@@ -77,7 +80,15 @@ def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id
         return render_context(context_items(query, name, req.user, top_k, search_type, embedder)) or "(nothing found)"
 
     def remember(text: str) -> str:
-        notes.append(text)
+        """Queued only once remember would take it: a refusal is the model's ERROR, never "queued"."""
+        note = {"dataset": name, "user": req.user, "items": [{"text": text, "name": "agent-note.txt"}]}
+        try:
+            RememberRequest.model_validate(note)
+            with Store().unit_of_work() as uow:
+                writable_dataset(uow, name, req.user, create=False)
+        except (ValidationError, AccessDenied, UnknownDataset) as exc:
+            raise ToolInvocationError(f"the note was not stored: {exc}") from None
+        notes.append(note)
         return f"note queued for memory in dataset {name!r}"
 
     with usage.usage_scope() as spent:
@@ -96,9 +107,8 @@ def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id
                 run_id = ids.skill_run_id(request_id, run.skill) if request_id else uuid.uuid4()
                 run_ids.append(str(uow.agentic.add_run(dataset, user_id, run, run_id)))
         result.agent["skill_run_ids"] = run_ids
-    for text in notes:  # after the recall's own reads: a note is new content for the dataset
-        app.send_task("engram.remember", kwargs={"dataset": name, "user": req.user,
-                                                 "items": [{"text": text, "name": "agent-note.txt"}]})
+    for note in notes:  # after the recall's own reads: a note is new content for the dataset
+        app.send_task("engram.remember", kwargs=note)
     return result
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from engram.adapters.store import Store, UnitOfWork
 from engram.pipelines.flow import Stage
+from engram.pipelines.flows import BY_NAME
 from engram.pipelines.improve.registry import DONE as IMPROVE_DONE
 from engram.settings import Settings, get_settings
 from engram.tasks.base import InvalidPayload
@@ -87,7 +88,7 @@ class PipelineRuns:
                reason: str | None = None, used: dict | None = None) -> dict:
         used = used or {}
         totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
-        _complete_if_done(uow, run["id"], totals["open_stages"])
+        _complete_if_done(uow, run, totals["open_stages"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
 
@@ -103,7 +104,7 @@ class PipelineRuns:
             return _not_run(run["id"], stage, "run forgotten"), False
         totals = uow.runs.finish_stage(run["id"], stage.name, "failed", error=message, usage=used)
         if stage.optional:  # returning (not raising) lets the chain go on to the next stage
-            _complete_if_done(uow, run["id"], totals["open_stages"])
+            _complete_if_done(uow, run, totals["open_stages"])
             return {"run_id": str(run["id"]), "stage": stage.name, "status": "failed", "error": message}, False
         uow.runs.finish_run(run["id"], "failed", error=f"{stage.name}: {message}")
         return {}, True
@@ -128,14 +129,17 @@ def _heartbeat(run_id: uuid.UUID, stop: threading.Event, every: float) -> None:
             log.warning("heartbeat failed for run %s", run_id, exc_info=True)
 
 
-def _complete_if_done(uow: UnitOfWork, run_id: uuid.UUID, open_stages: int) -> None:
-    """The run completes with its last stage to end (`open_stages`: its stages still pending or
+def _complete_if_done(uow: UnitOfWork, run: dict, open_stages: int) -> None:
+    """The run ends with its last stage to end (`open_stages`: its stages still pending or
     running, as finish_stage counted them). In a run that has not failed, a failed stage is an
-    optional one: it does not hold the run open, and its error is the run's note."""
+    optional one: it does not hold the run open, and its error is the run's note; the run is
+    `partial` when its flow says so (capture), else `completed`."""
     if open_stages:
         return
-    failed = [f"{s['stage']}: {s['error']}" for s in uow.runs.stages(run_id) if s["status"] == "failed"]
-    uow.runs.finish_run(run_id, "completed", error=("optional stage failed: " + "; ".join(failed)) if failed else None)
+    failed = [f"{s['stage']}: {s['error']}" for s in uow.runs.stages(run["id"]) if s["status"] == "failed"]
+    flow = BY_NAME.get(run["pipeline"])
+    status = "partial" if failed and flow is not None and flow.partial else "completed"
+    uow.runs.finish_run(run["id"], status, error=("optional stage failed: " + "; ".join(failed)) if failed else None)
 
 
 def accounting(used: dict, run: dict) -> dict:

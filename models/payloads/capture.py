@@ -69,21 +69,17 @@ class CaptureReprocessRequest(Payload):
 
 
 class CaptureStatus(BaseModel):
-    """Where a capture stands: complete when no stage failed, partial when one did."""
+    """Where a capture stands, read from its run: complete when no stage failed, partial when an
+    (optional) stage failed and the object is stored; failed only if the run was abandoned."""
 
     object_id: uuid.UUID
     run_id: uuid.UUID | None = None
-    status: Literal["pending", "complete", "partial", "ingested", "forgotten"]
+    status: Literal["pending", "complete", "partial", "failed", "ingested", "forgotten"]
     stages: list[StageStatus] = Field(default_factory=list)
 
     @classmethod
     def of(cls, object_id: uuid.UUID, run: RunStatus | None) -> CaptureStatus:
         if run is None:
             return cls(object_id=object_id, status="ingested")
-        if not run.done:
-            status = "pending"
-        elif run.status == "forgotten":
-            status = "forgotten"
-        else:
-            status = "partial" if any(s.status == "failed" for s in run.stages) else "complete"
+        status = "pending" if not run.done else "complete" if run.status == "completed" else run.status
         return cls(object_id=object_id, run_id=run.run_id, status=status, stages=run.stages)

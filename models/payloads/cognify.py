@@ -147,7 +147,7 @@ class RunStatus(BaseModel):
 
     @property
     def done(self) -> bool:
-        return self.status in ("completed", "failed", "forgotten")
+        return self.status in ("completed", "partial", "failed", "forgotten")
 
 
 class StatusResult(BaseModel):

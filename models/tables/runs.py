@@ -25,8 +25,8 @@ pipeline_runs = Table(
     Column("pipeline", String(64), nullable=False),  # the flow: cognify | maintenance | capture | improve
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE")),
     Column("data_item_id", UUID(as_uuid=True)),
-    # pending | running | completed | failed | forgotten; improve also no_op | completed_with_errors |
-    # aborted | lost | budget_exhausted
+    # pending | running | completed | partial (capture) | failed | forgotten; improve also no_op |
+    # completed_with_errors | aborted | lost | budget_exhausted
     Column("status", String(32), nullable=False),
     Column("error", Text),
     Column("params", JSONB, nullable=False, server_default="{}"),

@@ -60,6 +60,10 @@ BUILTIN_TOOLS = (
 )
 
 
+# Each built-in handler with the least grant it needs; a stored tool on it may ask more, never less.
+BUILTIN_HANDLERS = {"builtin:search_memory": (search_memory, "read"), "builtin:load_skill": (load_skill, "read"),
+                    "builtin:remember_note": (remember_note, "write")}
+
+
 def builtin_registry() -> HandlerRegistry:
-    return HandlerRegistry({"builtin:search_memory": search_memory, "builtin:load_skill": load_skill,
-                            "builtin:remember_note": remember_note})
+    return HandlerRegistry(BUILTIN_HANDLERS)

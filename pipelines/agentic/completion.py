@@ -56,7 +56,8 @@ def _select(names: Sequence[str] | None, available: dict[str, Any], what: str) -
 
 def agentic_recall(req: RecallRequest, dataset: str, ports: AgenticPorts) -> tuple[RecallResult, AgentOutcome | None]:
     skills = _select(req.skills, {s.name: s for s in ports.skills}, "skills")
-    catalogue = {t.name: t for t in ports.tools} | {t.name: t for t in BUILTIN_TOOLS}  # built-ins win a name
+    catalogue = {t.name: ports.registry.effective(t)  # "# Available tools" shows what a call needs
+                 for t in [*ports.tools, *BUILTIN_TOOLS]}  # built-ins win a name
     if req.tools is not None:
         _select(req.tools, catalogue, "tools")
     declared = {t for s in skills for t in s.tools} if skills else None

@@ -2,22 +2,29 @@
 
 A tool is data (ToolSpec: name, description, arguments, permission, handler key). A handler
 is code: it resolves only from an allow-list (built-ins plus what the host declared in code or
-settings), never from an import path found in data. Dispatch order: scope check, lookup,
-dataset permission, handler. Scope, permission and invocation errors come back as a tool
-result "ERROR: ..." for the model to read; anything else propagates (a database outage is a
-retry of the task, not a message to the model).
+settings), never from an import path found in data, and it declares the least grant it needs.
+A stored spec may ask for more, never less: the call needs the stronger of the two
+(read < write < delete < share). Dispatch order: scope check, lookup, dataset permission,
+handler. Scope, permission and invocation errors come back as a tool result "ERROR: ..." for
+the model to read; anything else propagates (a database outage is a retry of the task, not a
+message to the model).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 MAX_TOOL_OUTPUT = 8000
 TRUNCATED = "\n... [truncated]"
-PERMISSIONS = ("read", "write", "delete", "share")
+PERMISSIONS = ("read", "write", "delete", "share")  # weakest first
+
+
+def stronger(a: str, b: str) -> str:
+    """The stronger of two permissions in the order of PERMISSIONS."""
+    return max(a, b, key=PERMISSIONS.index)
 
 
 @dataclass(frozen=True)
@@ -52,16 +59,33 @@ Handler = Callable[[ToolContext, dict[str, Any]], str]
 
 
 class HandlerRegistry:
-    """Allow-listed handlers by key. Keys come from code (`register`) or settings (`allow`)."""
+    """Allow-listed handlers by key, each with the least permission it needs. Keys come from
+    code (built-ins, `register`) or settings (ENGRAM_AGENT_TOOLS)."""
 
-    def __init__(self, handlers: Mapping[str, Handler] | None = None) -> None:
-        self._handlers: dict[str, Handler] = dict(handlers or {})
+    def __init__(self, handlers: Mapping[str, tuple[Handler, str]] | None = None) -> None:
+        self._handlers: dict[str, Handler] = {}
+        self._minimum: dict[str, str] = {}
+        for key, (handler, permission) in (handlers or {}).items():
+            self.register(key, handler, permission)
 
-    def register(self, key: str, handler: Handler) -> None:
+    def register(self, key: str, handler: Handler, permission: str = "read") -> None:
+        if permission not in PERMISSIONS:
+            raise ValueError(f"handler {key!r}: unknown permission {permission!r}; expected one of {PERMISSIONS}")
         self._handlers[key] = handler
+        self._minimum[key] = permission
 
     def resolve(self, key: str) -> Handler | None:
         return self._handlers.get(key)
+
+    def minimum(self, key: str) -> str | None:
+        """The least permission the handler needs (None: not allow-listed)."""
+        return self._minimum.get(key)
+
+    def effective(self, spec: ToolSpec) -> ToolSpec:
+        """The spec with the permission a call needs: the stronger of the spec's and its handler's."""
+        floor = self.minimum(spec.handler)
+        needed = spec.permission if floor is None else stronger(spec.permission, floor)
+        return spec if needed == spec.permission else replace(spec, permission=needed)
 
     def __contains__(self, key: str) -> bool:
         return key in self._handlers
@@ -90,8 +114,9 @@ class Dispatcher:
         handler = self.registry.resolve(spec.handler)
         if handler is None:  # lookup
             return f"ERROR: tool {tool_name!r} has no allow-listed handler ({spec.handler!r} is refused)"
-        if spec.permission not in self.context.grants:  # dataset permission
-            return (f"ERROR: tool {tool_name!r} needs {spec.permission!r} on dataset "
+        needed = self.registry.effective(spec).permission  # a stored spec never weakens its handler's
+        if needed not in self.context.grants:  # dataset permission
+            return (f"ERROR: tool {tool_name!r} needs {needed!r} on dataset "
                     f"{self.context.dataset!r}, which user {self.context.user!r} does not have")
         unknown = sorted(set(arguments) - set(spec.arguments))
         missing = [n for n in spec.required if n not in arguments]
@@ -143,7 +168,7 @@ def host_tools(paths: Iterable[str], importer: Callable[[str], Handler]) -> tupl
         spec = getattr(handler, "tool_spec", None)
         if not isinstance(spec, dict):
             raise ValueError(f"{path} is not marked with @host_tool(...)")
-        registry.register(path, handler)
+        registry.register(path, handler, spec["permission"])  # its @host_tool permission is its least
         specs.append(ToolSpec(spec["name"], spec["description"], path, spec["arguments"], spec["required"],
                               spec["permission"]))
     return registry, specs

@@ -1,9 +1,9 @@
 """The capture flow: admit → normalize → link → enrich → reason (SPEC 9).
 
-Every stage is optional (isolated): its failure is recorded and later stages still run; the
-object, admitted by the producer task, is never rolled back. What a stage reads comes from
-the store (the object, its persisted request, earlier stages' outputs), so a reprocess
-resumes at the failed stage with the caller's original inputs.
+Every stage is optional (isolated): its failure is recorded, later stages still run and the
+run ends `partial`; the object, admitted by the producer task, is never rolled back. What a
+stage reads comes from the store (the object, its persisted request, earlier stages'
+outputs), so a reprocess resumes at the failed stage with the caller's original inputs.
 
 Stage functions follow pipelines/flow.py: load(uow, ctx), compute(inputs, ctx),
 persist(uow, ctx, inputs, result); ctx.ports gives llm() and embedder().
@@ -158,7 +158,7 @@ ENRICH = Stage("enrich", "maintenance", "capture", load=load_enrich, compute=com
 REASON = Stage("reason", "maintenance", "capture", load=load_reason, compute=compute_reason, persist=persist_reason,
                failure=OPTIONAL)
 
-CAPTURE = Flow("capture", (ADMIT, NORMALIZE, LINK, ENRICH, REASON))
+CAPTURE = Flow("capture", (ADMIT, NORMALIZE, LINK, ENRICH, REASON), partial=True)
 
 
 def open_run(uow, run_id: uuid.UUID, dataset: uuid.UUID, object_id: uuid.UUID) -> list[str]:

@@ -6,6 +6,7 @@ real Postgres. The documents are cognified by the shared offline worker; the age
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def agent(contains, thought="", tool=None, args=None, final=None):
 
 # Most specific first: later steps' prompts hold the earlier steps' transcript.
 CASSETTE = [
+    # 0. tools on the write built-in: a spec stored as read, one declared delete
+    agent("[1] result: ERROR: tool 'scribble' needs 'write'", final="I may not scribble here."),
+    agent("# Task\nScribble that the Seabird is blue.", "scribble it", "scribble", {"text": "The Seabird is blue."}),
+    agent("[1] result: ERROR: tool 'seal' failed: the note was not stored", final="The note was refused."),
+    agent("[1] call: seal(", final="Sealed."),
+    agent("# Task\nSeal that the Seabird is sealed.", "seal it", "seal", {"text": "The Seabird is sealed."}),
     # 1. tool then answer, opening a skill
     agent("[2] result: # Skill support", final="Alice Moreau runs Acme Robotics."),
     agent("[1] result: [1] (fact)", "open the skill", "load_skill", {"name": "support"}),
@@ -91,7 +98,8 @@ def kb(worker):
 def agent_worker(spawn_worker, tmp_path_factory, kb):
     cassette = tmp_path_factory.mktemp("agentic") / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": CASSETTE}))
-    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": str(HERE),
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))  # the host tools, then ours
+    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": path,
                            "ENGRAM_AGENT_TOOLS": "agent_host_tools:order_status",
                            "ENGRAM_AGENT_SKILL_IMPROVEMENT": "true"})
     yield handle
@@ -153,6 +161,59 @@ def test_a_read_only_grantee_gets_an_error_result_and_nothing_is_written(agent_w
     # The owner may write: the note is queued as new content of the dataset.
     owner = ask(agent_worker, "Remember that the Seabird ships in May.", kb)
     assert owner["items"][0]["text"] == "Noted."
+
+
+def test_a_tool_on_a_write_handler_cannot_be_declared_read(agent_worker, kb):
+    with pytest.raises(EngramError, match="declares permission 'read', but its handler 'builtin:remember_note' "
+                                          "needs at least 'write'"):
+        agent_worker.client.call("engram.skills.define_tool", dataset=kb, name="jot", description="jot a note",
+                                 handler="builtin:remember_note", arguments={"text": "the note"}, required=["text"],
+                                 permission="read")
+    tools = agent_worker.client.call("engram.skills.list", dataset=kb)["tools"]
+    assert "jot" not in [t["name"] for t in tools]  # refused: nothing stored
+    # Declaring none takes the handler's; a stronger one is kept.
+    stored = agent_worker.client.call("engram.skills.define_tool", dataset=kb, name="jot", description="jot a note",
+                                      handler="builtin:remember_note", arguments={"text": "the note"})
+    assert stored["permission"] == "write" and stored["runnable"] is True
+    tools = agent_worker.client.call("engram.skills.list", dataset=kb)["tools"]
+    assert [t["permission"] for t in tools if t["name"] == "jot"] == ["write"]
+
+
+def test_a_stored_read_spec_on_the_write_handler_still_needs_write(agent_worker, kb, store):
+    from engram.pipelines.agentic.tools import ToolSpec
+
+    with store.unit_of_work() as uow:  # as stored before define_tool refused it
+        uow.agentic.put_tool(uow.access.authorise(kb, "default", "write"),
+                             ToolSpec("scribble", "scribble a note", "builtin:remember_note", {"text": "the note"},
+                                      ("text",), "read"))
+    tools = agent_worker.client.call("engram.skills.list", dataset=kb)["tools"]
+    assert [t["permission"] for t in tools if t["name"] == "scribble"] == ["write"]  # what a call needs
+    reader = f"reader-{uuid.uuid4().hex[:6]}"
+    grant(store, kb, "default", reader, "read")
+    result = ask(agent_worker, "Scribble that the Seabird is blue.", kb, user=reader, skills=[], tools=["scribble"])
+    [first] = result["agent"]["steps"][:1]
+    assert first["result"] == (f"ERROR: tool 'scribble' needs 'write' on dataset {kb!r}, "
+                               f"which user {reader!r} does not have")
+    assert result["items"][0]["text"] == "I may not scribble here."
+
+
+def test_a_refused_downstream_write_is_an_error_result_never_queued(agent_worker, kb, store):
+    agent_worker.client.call("engram.skills.define_tool", dataset=kb, name="seal", description="seal a note",
+                             handler="builtin:remember_note", arguments={"text": "the note"}, required=["text"],
+                             permission="delete")
+    sealer = f"sealer-{uuid.uuid4().hex[:6]}"  # delete passes the dispatcher; remember needs write
+    grant(store, kb, "default", sealer, "read")
+    grant(store, kb, "default", sealer, "delete")
+    result = ask(agent_worker, "Seal that the Seabird is sealed.", kb, user=sealer, skills=[], tools=["seal"])
+    first = result["agent"]["steps"][0]["result"]
+    assert first.startswith("ERROR: tool 'seal' failed: the note was not stored: ")
+    assert f"user {sealer!r} has no write grant on dataset {kb!r}" in first and "queued" not in first
+    assert result["items"][0]["text"] == "The note was refused."
+    # With write too, the same call is queued.
+    grant(store, kb, "default", sealer, "write")
+    result = ask(agent_worker, "Seal that the Seabird is sealed.", kb, user=sealer, skills=[], tools=["seal"])
+    assert result["agent"]["steps"][0]["result"] == f"note queued for memory in dataset {kb!r}"
+    assert result["items"][0]["text"] == "Sealed."
 
 
 def test_no_grant_means_no_recall_and_no_tool_reads_another_dataset(agent_worker, kb):

@@ -7,6 +7,9 @@ link proposals it replays before the objects exist.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -66,6 +69,13 @@ def edges(store, dataset: str) -> list[dict]:
 
 def stage(status, name):
     return next(s for s in status.stages if s.stage == name)
+
+
+def engram_cli(handle, *args: str) -> subprocess.CompletedProcess:
+    """The `engram` CLI as a user runs it, against this worker's broker."""
+    env = dict(os.environ, ENGRAM_REDIS_URL=handle.redis_url, COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "engram.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
 
 
 # ------------------------------------------------------------------ offline (the shared worker)
@@ -165,11 +175,24 @@ def test_failed_link_is_partial_and_reprocess_resumes_there_with_the_callers_ent
     with store.unit_of_work() as uow:
         assert uow.capture.get(fix_id)["obj_type"] == "fix"  # admitted and kept
     assert [e for e in edges(store, dataset_name) if e["source_id"] == fix_id] == []
+    # The run itself is partial: engram.status, `engram status` and its --json say so.
+    run = replay.client.run_status(status.run_id)
+    assert run.status == "partial" and run.done and run.error.startswith("optional stage failed: link: ")
+    out = engram_cli(replay, "status", str(status.run_id))
+    assert out.returncode == 0 and " partial " in out.stdout, out.stdout + out.stderr
+    out = engram_cli(replay, "status", str(status.run_id), "--json")
+    assert [r["status"] for r in json.loads(out.stdout)] == ["partial"]
+    listed = replay.client.dataset_overview(dataset_name).runs
+    assert {r.run_id: r.status for r in listed}[status.run_id] == "partial"
 
     write(path, [links("slow Kafka consumer", (fix_id, other_id, "causedBy", 0.9))])
-    resumed = replay.client.reprocess(fix_id, dataset=dataset_name, wait=True)
+    out = engram_cli(replay, "reprocess", str(fix_id), "-d", dataset_name)
+    assert out.returncode == 0 and f"reprocessed {fix_id}: complete" in out.stdout, out.stdout + out.stderr
+    resumed = replay.client.capture_status(fix_id, status.run_id)
     assert resumed.status == "complete", resumed
     assert resumed.run_id == status.run_id
+    run = replay.client.run_status(status.run_id)
+    assert run.status == "completed" and run.error is None
     assert stage(resumed, "normalize").attempts == 1  # not redone
     assert stage(resumed, "link").attempts == 2
     assert stage(resumed, "enrich").attempts == 2 and stage(resumed, "reason").attempts == 2

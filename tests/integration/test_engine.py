@@ -105,6 +105,8 @@ def test_capture_persist_refused_fails_its_stage_at_once(client, store, dataset_
     normalize = _stage(status, "normalize")
     assert normalize.status == "failed" and REFUSAL in normalize.error
     assert status.status == "partial"
+    run = client.run_status(status.run_id)  # the run, not only the capture view, is partial
+    assert run.status == "partial" and REFUSAL in run.error
 
 
 def test_improve_persist_refused_fails_its_stage_at_once(client, store, dataset_name):

@@ -22,7 +22,8 @@ def test_an_mcp_client_lists_captures_recalls_and_gets_clear_errors(worker, data
     from mcp.client.stdio import StdioServerParameters
 
     user = f"mcp-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in worker.env.items() if k.startswith(("ENGRAM_", "HF_", "LITELLM_")) or k in ("PATH", "HOME")}
+    env = {k: v for k, v in worker.env.items()
+           if k.startswith(("ENGRAM_", "HF_", "LITELLM_")) or k in ("PATH", "HOME", "PYTHONPATH")}
     params = StdioServerParameters(command=sys.executable, args=["-m", "engram.cli", "mcp", "--user", user], env=env)
     seen: dict = {}
 
@@ -58,6 +59,40 @@ def test_an_mcp_client_lists_captures_recalls_and_gets_clear_errors(worker, data
     with pytest.raises(EngramError, match="does not exist for user 'someone-else'"):
         worker.client.recall("queue", datasets=[dataset_name], user="someone-else")
     assert worker.client.recall("queue", datasets=[dataset_name], user=user, object_types=["decision"]).items
+
+
+def test_a_partial_capture_reads_partial_through_mcp(worker, store, dataset_name):
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from engram.tests.integration.test_engine import REFUSAL, refusing
+
+    user = f"mcp-{uuid.uuid4().hex[:8]}"
+    with store.unit_of_work() as uow:
+        dataset = uow.access.create_dataset(user, dataset_name)
+    env = {k: v for k, v in worker.env.items()
+           if k.startswith(("ENGRAM_", "HF_", "LITELLM_")) or k in ("PATH", "HOME", "PYTHONPATH")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "engram.cli", "mcp", "--user", user], env=env)
+    seen: dict = {}
+
+    async def session():
+        async with Client(params, read_timeout_seconds=180) as client:
+            with refusing(store, "capture_objects", "UPDATE", dataset, also="NEW.stage = 'normalized'"):
+                seen["capture"] = await client.call_tool("capture", {
+                    "dataset": dataset_name, "title": "Pick a queue", "template": "decision",
+                    "template_fields": {"chosen": "Redis streams"}})
+            captured = json.loads(_text(seen["capture"]))
+            seen["status"] = await client.call_tool("status", {"run_id": captured["run_id"]})
+            seen["listed"] = await client.call_tool("status", {"dataset": dataset_name})
+
+    anyio.run(session)
+    assert not seen["capture"].is_error, _text(seen["capture"])
+    captured = json.loads(_text(seen["capture"]))
+    assert captured["status"] == "partial"
+    assert [s["status"] for s in captured["stages"] if s["stage"] == "normalize"] == ["failed"]
+    [run] = json.loads(_text(seen["status"]))["runs"]
+    assert run["status"] == "partial" and REFUSAL in run["error"]
+    assert [r["status"] for r in json.loads(_text(seen["listed"]))["runs"]] == ["partial"]
 
 
 def test_http_server_maps_bearer_tokens_to_users_and_refuses_others(worker, dataset_name, tmp_path):

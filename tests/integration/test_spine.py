@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -33,10 +34,10 @@ def test_malformed_payload_fails_with_validation_error_writes_nothing_and_is_not
     assert _table_counts(store) == before
 
 
-def test_downgrade_base_then_upgrade_head_on_a_populated_database(services, worker, dataset_name):
-    # A separate database on the same server: downgrading must not disturb the other tests.
+@contextlib.contextmanager
+def _scratch_database(services):
+    """A separate database on the same server (its URL): migrating it disturbs no other test."""
     import psycopg
-    from sqlalchemy import create_engine, pool
 
     name = f"engram_migr_{uuid.uuid4().hex[:8]}"
     admin = services.database_url.replace("postgresql+psycopg://", "postgresql://")
@@ -44,9 +45,18 @@ def test_downgrade_base_then_upgrade_head_on_a_populated_database(services, work
     admin_url = base.rsplit("/", 1)[0] + "/postgres" + ("?" + query if query else "")
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    url = base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}" + (
-        "?" + query if query else "")
     try:
+        yield base.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://") + f"/{name}" + (
+            "?" + query if query else "")
+    finally:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_downgrade_base_then_upgrade_head_on_a_populated_database(services, worker, dataset_name):
+    from sqlalchemy import create_engine, pool
+
+    with _scratch_database(services) as url:
         migrate.upgrade(url)
         engine = create_engine(url, poolclass=pool.NullPool)
         with engine.begin() as conn:
@@ -60,9 +70,34 @@ def test_downgrade_base_then_upgrade_head_on_a_populated_database(services, work
             assert conn.execute(text("SELECT count(*) FROM users")).scalar_one() == 0
             assert conn.execute(text("SELECT value FROM engram_meta WHERE key='embedding_dimension'")).scalar() == "384"
         engine.dispose()
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_partial_runs_migration_turns_completed_captures_with_a_failed_stage_partial(services, worker):
+    from sqlalchemy import create_engine, pool
+
+    with _scratch_database(services) as url:
+        migrate.upgrade(url, "0014")
+        engine = create_engine(url, poolclass=pool.NullPool)
+        runs = {key: uuid.uuid4() for key in ("capture_failed", "capture_clean", "cognify_failed")}
+        with engine.begin() as conn:
+            for key, run_id in runs.items():
+                conn.execute(text("INSERT INTO pipeline_runs (id, pipeline, status) VALUES (:i, :p, 'completed')"),
+                             {"i": run_id, "p": key.split("_")[0]})
+                conn.execute(text("INSERT INTO stage_runs (run_id, stage, position, status)"
+                                  " VALUES (:i, 'link', 0, :s)"),
+                             {"i": run_id, "s": "completed" if key.endswith("clean") else "failed"})
+
+        def statuses() -> dict[str, str]:
+            with engine.connect() as conn:
+                got = dict(conn.execute(text("SELECT id, status FROM pipeline_runs")).all())
+            return {key: got[run_id] for key, run_id in runs.items()}
+
+        migrate.upgrade(url)
+        assert statuses() == {"capture_failed": "partial", "capture_clean": "completed",
+                              "cognify_failed": "completed"}
+        migrate.downgrade(url, "0014")
+        assert set(statuses().values()) == {"completed"}
+        engine.dispose()
 
 
 def _doctor(env_overrides: dict, drop: tuple[str, ...] = ()) -> subprocess.CompletedProcess:

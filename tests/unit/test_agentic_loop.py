@@ -19,7 +19,7 @@ from engram.pipelines.agentic.loop import AgentPorts, Limits, run_agent
 from engram.pipelines.agentic.skills import (Skill, SkillRun, apply_proposal, improvement_candidates,
                                              skill_page)
 from engram.pipelines.agentic.tools import (MAX_TOOL_OUTPUT, Dispatcher, HandlerRegistry, ToolContext,
-                                            ToolSpec, exposed_tools)
+                                            ToolInvocationError, ToolSpec, exposed_tools)
 
 TASK = "Who runs Harbor Dynamics?"
 
@@ -151,6 +151,43 @@ def test_a_write_tool_without_the_write_grant_is_an_error_and_nothing_is_written
     assert result == "ERROR: tool 'remember_note' needs 'write' on dataset 'kb', which user 'alice' does not have"
     assert memory.notes == []
     assert dispatcher(memory, grants=("read", "write"))("remember_note", {"text": "x"}) == "noted"
+
+
+def test_a_stored_spec_weaker_than_its_handler_still_needs_the_handlers_permission():
+    # A spec stored (before define_tool refused it) as `read` on the write built-in.
+    jot = ToolSpec("jot", "jot a note", "builtin:remember_note", {"text": "the note"}, ("text",), "read")
+    memory = FakeMemory()
+    result = dispatcher(memory, grants=("read",), tools=[jot])("jot", {"text": "x"})
+    assert result == "ERROR: tool 'jot' needs 'write' on dataset 'kb', which user 'alice' does not have"
+    assert memory.notes == []
+    # A spec may ask for more than its handler: the stronger one is checked.
+    wipe = ToolSpec("wipe", "a note only owners may add", "builtin:remember_note", {"text": "t"}, ("text",), "share")
+    assert "needs 'share'" in dispatcher(memory, grants=("read", "write"), tools=[wipe])("wipe", {"text": "x"})
+    assert memory.notes == []
+    assert builtin_registry().effective(jot).permission == "write"
+    assert builtin_registry().effective(wipe).permission == "share"
+
+
+def test_every_built_in_handler_declares_its_least_permission():
+    registry = builtin_registry()
+    assert {t.handler: registry.minimum(t.handler) for t in BUILTIN_TOOLS} == {
+        "builtin:search_memory": "read", "builtin:load_skill": "read", "builtin:remember_note": "write"}
+    assert all(registry.minimum(t.handler) == t.permission for t in BUILTIN_TOOLS)
+    assert registry.minimum("os:system") is None
+    with pytest.raises(ValueError, match="unknown permission 'admin'"):
+        registry.register("host:x", lambda ctx, args: "", "admin")
+
+
+def test_a_downstream_refusal_of_a_note_is_an_error_result_never_queued():
+    class Refusing(FakeMemory):
+        def remember(self, text):
+            raise ToolInvocationError("the note was not stored: user 'alice' has no write grant on dataset 'kb'")
+
+    memory = Refusing()
+    result = dispatcher(memory, grants=("read", "write"))("remember_note", {"text": "x"})
+    assert result == ("ERROR: tool 'remember_note' failed: the note was not stored: "
+                      "user 'alice' has no write grant on dataset 'kb'")
+    assert "queued" not in result
 
 
 def test_a_handler_path_stored_in_data_is_refused():

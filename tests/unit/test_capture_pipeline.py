@@ -265,3 +265,19 @@ def test_iteration_bound_is_reported():
     chain = nodes(40)
     out = reason([(chain[i], chain[i + 1], "supersedes") for i in range(39)], max_iterations=2)
     assert out.iterations == 2 and not out.fixpoint
+
+
+def test_a_capture_run_reads_partial_complete_or_failed_from_its_run():
+    from engram.models.payloads import CaptureStatus, RunStatus
+    from engram.pipelines.flows import BY_NAME
+
+    assert BY_NAME["capture"].partial and not BY_NAME["cognify"].partial and not BY_NAME["maintenance"].partial
+    oid = uuid.uuid4()
+
+    def read(status: str) -> str:
+        return CaptureStatus.of(oid, RunStatus(run_id=uuid.uuid4(), pipeline="capture", status=status)).status
+
+    assert RunStatus(run_id=oid, pipeline="capture", status="partial").done
+    assert [read(s) for s in ("pending", "running", "partial", "completed", "failed", "forgotten")] == [
+        "pending", "pending", "partial", "complete", "failed", "forgotten"]
+    assert CaptureStatus.of(oid, None).status == "ingested"
