@@ -30,7 +30,8 @@ def test_a_verb_that_ends_a_fact_makes_its_date_the_end():
     for text in ("Vestria revoked its signature of the Kessel Accord in 2017.",
                  "Ana Ruiz resigned as CEO of Corvex in 2017.",
                  "Ana Ruiz stepped down as CEO of Corvex in 2017.",
-                 "Ana Ruiz left Corvex in 2017."):
+                 "Ana Ruiz left Corvex in 2017.",
+                 "Vestria's membership of the Kessel Accord ended in 2017."):
         assert stated_interval(text) == Stated(None, when(2017), True, when(2017)), text
     # A change verb starts a fact even beside one that ends another; since/from start one.
     assert stated_interval("Tom Reed became mayor in 2022 after Maria Lopez resigned.").valid_from == when(2022)
@@ -173,3 +174,17 @@ def test_period_of_a_revoked_and_rejoined_fact():
     assert period(rows) == "2008\u20132017; again since 2020"
     assert period([row("r", end=y(2017), ends_at=y(2017))]) == "until 2017"
     assert period(rows[1:2] + [row("late", end=y(2019), starts_at=y(2019), ends_at=y(2019))]) == "2008\u20132017"
+
+
+def test_a_b_a_with_a_resignation_between():
+    facts = [fact("m1", "maria", "springfield", start=y(2015), rel="mayor_of"),
+             fact("m2", "maria", "springfield", end=y(2020), rel="mayor_of"),
+             fact("t1", "tom", "springfield", start=y(2021), rel="mayor_of"),
+             fact("m3", "maria", "springfield", start=y(2026), rel="mayor_of")]
+    for order in itertools.permutations(facts):
+        j = judge(order, {"mayor_of": "target"}, now=NOW)
+        ivs, edges = {v.id: v for v in j.intervals}, {v.id: v for v in j.edges}
+        assert (ivs["m1"].ends_at, ivs["m1"].superseded_by) == (y(2020), None)  # ended, nobody took over then
+        assert (ivs["t1"].ends_at, ivs["t1"].superseded_by) == (y(2026), "m3")
+        assert ivs["m3"].ends_at is None and not edges["maria>springfield"].superseded
+        assert edges["tom>springfield"].superseded and edges["tom>springfield"].valid_to == y(2026)
