@@ -61,8 +61,12 @@ STARTS = frozenset("""became become becomes becoming elected re-elected reelecte
     reappointed re-appointed named renamed promoted sworn inaugurated installed hired chosen returned
     takes took taken assumed assumes""".split())
 ENDS = frozenset("former formerly ex ex- previously once served serves onetime erstwhile".split())
+# Verbs that end a fact: the date they carry is its end ("resigned as CEO of Corvex in 2017").
+STOPS = frozenset("""revoked revokes rescinded withdrew withdrawn withdraws resigned resigns quit quits left
+    leaves ended ends retired retires ceased ceases terminated terminates stepped steps departed""".split())
 PAST = frozenset("was were had".split())
-_SECOND_WORDS = frozenset("over in as".split())  # "took over as", "sworn in as"
+_SECOND_WORDS = frozenset("over in as down from".split())  # "took over as", "sworn in as", "stepped down as"
+_SINCE = re.compile(r"\b(?:since|from|starting|as\s+of|effective)\s+(?:(?:early|mid|late)\s+)?$", re.I)
 
 
 @dataclass(frozen=True, order=True)
@@ -193,9 +197,17 @@ class Stated:
     asserted: When | None = None
 
     def merged(self, fallback: Stated) -> Stated:
-        """Fields missing here taken from `fallback` (the LLM's fields first, then the text)."""
-        return Stated(self.valid_from or fallback.valid_from, self.valid_to or fallback.valid_to,
-                      self.ended or fallback.ended or (self.valid_to or fallback.valid_to) is not None,
+        """Fields missing here taken from `fallback` (the LLM's fields first, then the text).
+        A fallback date on the wrong side of a date given here belongs to another fact of the
+        sentence, or is this end read as a start: "revoked in 2017" given as valid_to 2017 is
+        not also valid_from 2017, and "lives in Lima since 2019" does not end in 2019."""
+        start, end, ended = fallback.valid_from, fallback.valid_to, fallback.ended
+        if self.valid_to is not None and start is not None and start.at >= self.valid_to.at:
+            start = None
+        if self.valid_from is not None and end is not None and end.at <= self.valid_from.at:
+            end, ended = None, False
+        return Stated(self.valid_from or start, self.valid_to or end,
+                      self.ended or ended or (self.valid_to or end) is not None,
                       max((w for w in (self.asserted, fallback.asserted) if w), default=None))
 
 
@@ -206,10 +218,15 @@ def _words(text: str) -> list[str]:
 def stated_interval(text: str | None) -> Stated:
     """The interval the words of one fact state. The first date after since/from/as of starts
     it, a date after until/to/through (or the second of "from A to B", "A-B") ends it; a date
-    with no such word starts it. "was" without a change verb, "former", "served" or an end
-    date mean the fact is over."""
+    with no such word starts it, unless a verb that ends a fact ("revoked", "resigned", "left")
+    carries it and no change verb starts one. "was" without a change verb, "former", "served"
+    or an end date mean the fact is over."""
     text = text or ""
     dates = find_dates(text)
+    words = _words(text)
+    starts = bool(set(words) & STARTS)
+    # "revoked ... in 2017" with no change verb: the date ends the fact, it does not start it.
+    stops = not starts and bool(set(words) & STOPS)
     start: When | None = None
     end: When | None = None
     for (a, _), value in dates:
@@ -218,10 +235,10 @@ def stated_interval(text: str | None) -> Stated:
             end = end or value
         elif _RANGE_TO.search(before) and start is not None and end is None:
             end = value  # the second date of "from A to B", "between A and B", "A-B"
+        elif stops and start is None and end is None and not _SINCE.search(before):
+            end = value
         elif start is None:
             start = value
-    words = _words(text)
-    starts = bool(set(words) & STARTS)
     ended = end is not None or bool(set(words) & ENDS) or (not starts and _past_state(words))
     if start is not None and end is not None and end.at <= start.at and end.end > start.at:
         end = When(end.end, end.precision)  # "from 2015 to 2015": through the end of that period
@@ -250,13 +267,13 @@ def aspect_words(words: Sequence[str]) -> tuple[list[str], bool, bool]:
     for w in words:
         low = w.lower()
         if skip_second and low in _SECOND_WORDS:
-            skip_second = low == "over"  # "took over as": both words go
+            skip_second = low in ("over", "down")  # "took over as", "stepped down as": both words go
             continue
         skip_second = False
         if low in STARTS:
             starts, skip_second = True, True
-        elif low in ENDS:
-            ended, skip_second = True, low in ("served", "serves")
+        elif low in ENDS or low in STOPS:
+            ended, skip_second = True, low in ("served", "serves") or low in STOPS
         elif low in PAST:
             ended = True
         else:

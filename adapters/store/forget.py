@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, text
 
 from engram.adapters.store.embeddings import forget_embeddings
+from engram.adapters.store.spans import refresh_spans
 
 Counts = dict[str, int]
 
@@ -110,6 +111,8 @@ class ForgetRepository:
             "UPDATE edge_intervals i SET ends_at = i.valid_to, superseded_by = NULL WHERE i.superseded_by IS NOT NULL"
             " AND i.dataset_id = ANY(CAST(:d AS uuid[]))"
             " AND NOT EXISTS (SELECT 1 FROM edge_intervals n WHERE n.id = i.superseded_by)"), {"d": datasets})
+        # And a statement the item closed ("resigned in 2017") is open again.
+        refresh_spans(self.conn, set(shrunk) - set(removed))
         self._note("SELECT question, answer, context FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
                    " OR source_edge_ids && CAST(:r AS uuid[])", c=chunk_ids, r=removed)
         entries = self._ids(

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
+from engram.adapters.store.spans import refresh_spans
 from engram.models.tables import (
     chunk_terms,
     chunk_windows,
@@ -287,7 +288,8 @@ class GraphRepository:
 
     def _load_intervals(self, dataset: uuid.UUID, chunk_ids: list[uuid.UUID], draft_edges: Sequence[Any]) -> None:
         """Each statement of a fact is one interval row. A reloaded chunk's rows are replaced:
-        an unchanged statement keeps its row (and what supersession computed for it)."""
+        an unchanged statement keeps its row (and what supersession computed for it). Spans of
+        unjudged rows are then recomputed over each touched edge (adapters/store/spans.py)."""
         rows = [
             {
                 "id": i.id, "edge_id": e.id, "dataset_id": dataset, "chunk_id": i.chunk_id,
@@ -299,10 +301,13 @@ class GraphRepository:
             }
             for e in draft_edges for i in getattr(e, "intervals", ())
         ]
+        touched = {r["edge_id"] for r in rows}
         if chunk_ids:
-            self.conn.execute(delete(edge_intervals).where(
-                edge_intervals.c.chunk_id.in_(chunk_ids), edge_intervals.c.id.not_in([r["id"] for r in rows])))
+            touched |= set(self.conn.execute(delete(edge_intervals).where(
+                edge_intervals.c.chunk_id.in_(chunk_ids), edge_intervals.c.id.not_in([r["id"] for r in rows]))
+                .returning(edge_intervals.c.edge_id)).scalars())
         if not rows:
+            refresh_spans(self.conn, touched)
             return
         stmt = insert(edge_intervals).values(rows)
         stated = ("valid_from", "valid_from_precision", "valid_to", "valid_to_precision", "ended", "asserted_at",
@@ -317,6 +322,8 @@ class GraphRepository:
                   "ends_at": stmt.excluded.ends_at, "superseded_by": None},
             where=changed,
         ))
+        # An end stated alone ("resigned in 2017") closes the edge's open statements.
+        refresh_spans(self.conn, touched)
 
     def _write_windows(self, dataset: uuid.UUID, document: uuid.UUID, chunk_rows: Sequence[dict[str, Any]],
                        vectors: Vectors) -> None:

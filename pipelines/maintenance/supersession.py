@@ -2,10 +2,9 @@
 
 A functional relationship is single-valued at one end: "source" (one current target per
 source, e.g. company -ceo_of-> person) or "target" (one current source per target, e.g.
-person -mayor_of-> city). Every statement of a fact is an interval (pipelines/dates.py reads
-it from the text): it starts at its valid_from, else when it was asserted, else when Engram
-learned it; it ends at its stated valid_to, or, when the text says it is over without a date
-("was", "former"), when it was asserted (else learned).
+person -mayor_of-> city). Every statement of a fact is an interval, spanned as
+pipelines/intervals.py reads its own edge's statements (dates from the text; an end stated
+alone closes the edge's open statement, a later start reopens it).
 
 The holder of a group at time t is the interval containing t with the latest start (ties: the
 one learned later, then the id). An interval holds until the holder at some moment is another
@@ -24,6 +23,7 @@ from typing import Any, Literal
 
 from engram.pipelines.dates import utc
 from engram.pipelines.ids import interval_id, normalise_relationship
+from engram.pipelines.intervals import Statement, by_edge
 
 End = Literal["source", "target"]
 _ENDS: frozenset[str] = frozenset({"source", "target"})
@@ -100,7 +100,7 @@ class Assertion:
 @dataclass(frozen=True)
 class IntervalVerdict:
     id: Any
-    starts_at: datetime
+    starts_at: datetime | None  # None: unknown (an end stated alone that closed nothing)
     ends_at: datetime | None
     superseded_by: Any  # the successor interval's id, or None
 
@@ -125,14 +125,15 @@ def _opt(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
 
-def _bounds(a: Assertion) -> tuple[datetime, datetime | None]:
-    start = _opt(a.valid_from) or _opt(a.asserted) or _opt(a.learned) or _MIN
-    if a.valid_to is not None:
-        return start, max(utc(a.valid_to), start)
-    if a.ended:  # over, end unknown: it had ended by the time it was said (else learned)
-        later = [t for t in (_opt(a.asserted), _opt(a.learned)) if t is not None and t > start]
-        return start, (later[0] if later else start)
-    return start, None
+def _statement(a: Assertion) -> Statement:
+    return Statement(a.id, a.valid_from, a.valid_to, a.ended, a.asserted, a.learned)
+
+
+def _bounds(members: list[Assertion]) -> dict[Any, tuple[datetime, datetime | None]]:
+    """Each statement's span from the words of its own edge (pipelines/intervals.py: an end
+    alone closes the edge's open statement); an unknown start is the beginning of time."""
+    found = by_edge(members, lambda a: a.edge_id, _statement)
+    return {k: (start or _MIN, stop) for k, (start, stop) in found.items()}
 
 
 def _group_key(a: Assertion, end: End) -> tuple[str, str]:
@@ -143,7 +144,7 @@ def _group_key(a: Assertion, end: End) -> tuple[str, str]:
 
 
 def _judge_group(members: list[Assertion], end: End) -> list[IntervalVerdict]:
-    bounds = {a.id: _bounds(a) for a in members}
+    bounds = _bounds(members)
     value = {a.id: _group_key(a, end)[1] for a in members}
     rank = {a.id: (bounds[a.id][0], _opt(a.learned) or _MIN, str(a.id)) for a in members}
     points = sorted({t for s, e in bounds.values() for t in (s, e) if t is not None})
@@ -165,7 +166,7 @@ def _judge_group(members: list[Assertion], end: End) -> list[IntervalVerdict]:
                 continue
             ends_at, successor = t, (h if h is not None and value[h] != value[a.id] else None)
             break
-        out.append(IntervalVerdict(a.id, start, ends_at, successor))
+        out.append(IntervalVerdict(a.id, None if start == _MIN else start, ends_at, successor))
     return out
 
 
@@ -206,7 +207,7 @@ def judge(
 
 
 def _edge_verdict(edge: Any, own: list[IntervalVerdict], edge_of: dict, rel: str, now: datetime) -> EdgeVerdict:
-    valid_from = min(v.starts_at for v in own)
+    valid_from = min((v.starts_at or _MIN for v in own), default=_MIN)
     valid_from = None if valid_from == _MIN else valid_from
     if any(v.ends_at is None for v in own):
         return EdgeVerdict(edge, False, None, None, valid_from, None)

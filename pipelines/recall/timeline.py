@@ -41,8 +41,14 @@ def _spans(intervals: Iterable[dict]) -> list[tuple[When | None, When | None, bo
     spans: list[list] = []
     for i in sorted(intervals, key=lambda r: (r.get("starts_at") or r.get("valid_from") or datetime.min.replace(
             tzinfo=UTC), str(r["id"]))):
-        start = stored(i.get("valid_from"), i.get("valid_from_precision")) or stored(
-            i.get("asserted_at"), i.get("asserted_precision"))
+        if i.get("valid_from") is None and i.get("valid_to") is not None:
+            # An end stated alone spans what it closed (pipelines/intervals.py), else all before it.
+            if i.get("starts_at") and i.get("ends_at") and utc(i["ends_at"]) <= utc(i["starts_at"]):
+                continue  # it added no time
+            start = stored(i.get("starts_at"))
+        else:
+            start = stored(i.get("valid_from"), i.get("valid_from_precision")) or stored(
+                i.get("asserted_at"), i.get("asserted_precision"))
         # A computed end (the successor's start) only for a fact whose start is known: an undated
         # one ends when Engram learned of its successor, which is no date worth showing.
         end = stored(i.get("valid_to"), i.get("valid_to_precision")) or (

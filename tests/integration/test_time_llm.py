@@ -22,6 +22,10 @@ IVY = "Ivy Moss took charge of Hooli in January 2024."
 GUS = "Gus Hale has run Hooli since March 2024."
 NIA_HOME = "Nia Cole left Oslo for Lima in 2019."
 NIA_CEO = "Nia Cole started at Vandelay as chief executive in 2020; Omar Fry replaced her in 2023."
+# Issue 36: the model states the revocation as an end alone (valid_to, no valid_from).
+SIGNED = "Norland and Vestria signed the Kessel Accord in 2008."
+REVOKED = "Vestria revoked its signature of the Kessel Accord in 2017."
+REJOINED = "Vestria rejoined the Kessel Accord in 2020."
 MARKED = ('SUPERSEDED: states "Maria Lopez mayor of Ogdenville (since 2015)", '
           'replaced by "Tom Reed mayor of Ogdenville (since 2022)"')
 
@@ -50,6 +54,10 @@ ENTRIES = [
                            ("Nia Cole", "lives_in", "Lima", "Nia Cole lives in Lima", "2019", None)]),
     _extraction(NIA_CEO, [("Nia Cole", "ceo_of", "Vandelay", "Nia Cole became CEO of Vandelay", "2020", None),
                           ("Omar Fry", "ceo_of", "Vandelay", "Omar Fry became CEO of Vandelay", "2023", None)]),
+    _extraction(SIGNED, [("Norland", "signatory_of", "Kessel Accord", "Norland signed the accord", "2008", None),
+                         ("Vestria", "signatory_of", "Kessel Accord", "Vestria signed the accord", "2008", None)]),
+    _extraction(REVOKED, [("Vestria", "signatory_of", "Kessel Accord", "Vestria revoked its signature", None, "2017")]),
+    _extraction(REJOINED, [("Vestria", "signatory_of", "Kessel Accord", "Vestria rejoined the accord", "2020", None)]),
     {"contains": MARKED, "response_model": "text", "response": "Maria Lopez, again since 2026."},
     {"contains": "", "response_model": "text", "response": "(unmatched prompt)"},
 ]
@@ -139,3 +147,27 @@ def test_two_functional_relationships_on_different_ends(replay, store):
     assert ceos["Nia Cole"]["superseded_by_source"] == "Omar Fry" and not ceos["Omar Fry"]["superseded"]
     homes = triplet_texts(replay.client, name, "Where does Nia Cole live?")
     assert "Nia Cole lives in Lima (since 2019)" in homes and not any("Oslo" in t for t in homes)
+
+
+def _signatories(client, dataset: str, **kw) -> list[str]:
+    texts = triplet_texts(client, dataset, "Which countries are signatories of the Kessel Accord?", **kw)
+    return sorted(t.split(" signatory of")[0] for t in texts)
+
+
+def test_a_revocation_given_as_valid_to_ends_the_signature_and_a_rejoining_reopens_it(replay, store):
+    name = _name("kessel")
+    remember_in_order(replay.client, name, [SIGNED, REVOKED], ["signatory_of"])
+    vestria = facts(store, name, "signatory_of")["Vestria"]
+    # Not the empty [2017, 2017): the end closes the 2008 signature and spans it.
+    assert [(i["starts_at"], i["ends_at"]) for i in vestria["intervals"]] == [(y(2008), y(2017))] * 2
+    assert vestria["valid_to"] == y(2017) and not vestria["superseded"]
+    assert _signatories(replay.client, name) == ["Norland"]
+    assert _signatories(replay.client, name, as_of="2019-06-01T00:00:00Z") == ["Norland"]
+    assert _signatories(replay.client, name, as_of="2010-06-01T00:00:00Z") == ["Norland", "Vestria"]
+
+    remember_in_order(replay.client, name, [REJOINED], ["signatory_of"])
+    assert _signatories(replay.client, name) == ["Norland", "Vestria"]
+    assert _signatories(replay.client, name, as_of="2019-06-01T00:00:00Z") == ["Norland"]
+    assert _signatories(replay.client, name, as_of="2021-06-01T00:00:00Z") == ["Norland", "Vestria"]
+    assert "Vestria signatory of Kessel Accord (2008\u20132017; again since 2020)" in triplet_texts(
+        replay.client, name, "Which countries are signatories of the Kessel Accord?")
