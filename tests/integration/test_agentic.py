@@ -6,6 +6,7 @@ real Postgres. The documents are cognified by the shared offline worker; the age
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from pathlib import Path
 
@@ -91,7 +92,9 @@ def kb(worker):
 def agent_worker(spawn_worker, tmp_path_factory, kb):
     cassette = tmp_path_factory.mktemp("agentic") / "cassette.json"
     cassette.write_text(json.dumps({"version": 1, "entries": CASSETTE}))
-    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": str(HERE),
+    # HERE for the host tools, ahead of (not instead of) the path the code under test comes from
+    pythonpath = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p)
+    handle = spawn_worker({"ENGRAM_LLM_MODEL": f"replay:{cassette}", "PYTHONPATH": pythonpath,
                            "ENGRAM_AGENT_TOOLS": "agent_host_tools:order_status",
                            "ENGRAM_AGENT_SKILL_IMPROVEMENT": "true"})
     yield handle
