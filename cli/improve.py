@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from engram.cli.app import app, console, prepare_services, task_failed
+from engram.cli.app import _fail, app, console, prepare_services, task_failed
 
 
 @app.command()
@@ -37,6 +37,9 @@ def improve(
                   + (f" — {result.reason}; rerun requested" if result.rerun_requested else ""))
     if run is not None:
         render_run(console, run)
+        if run["status"] in ("aborted", "lost", "completed_with_errors", "failed"):
+            _fail(f"improve run {run['run_id']} {run['status']}" + (f": {run['error']}" if run.get("error") else ""),
+                  "the stages above name what failed; engram sessions -d " + dataset + " shows the claim and runs")
 
 
 @app.command()
