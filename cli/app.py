@@ -50,7 +50,7 @@ def print_error(message: str, fix: str = "") -> None:
     console.print(line, soft_wrap=True)  # one line however long: no wrapping at the terminal width
 
 
-def _fail(message: str, fix: str = "") -> None:
+def _fail(message: str, fix: str) -> None:
     """Stop the command with one line: what went wrong and how to fix it; exit code 1."""
     if Options.debug:
         raise CommandError(message, fix)

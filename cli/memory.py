@@ -169,7 +169,7 @@ def eval_(
     try:
         qa = load_qa(qa_file.read_text().splitlines())
     except BadQAFile as exc:
-        _fail(f"{qa_file}: {exc}")
+        _fail(f"{qa_file}: {exc}", 'one JSON object a line: {"question": "...", "answer": "..."}')
     client = EngramClient(local_reads=True)
     try:
         readable = {d.name for d in client.datasets(user).datasets if "read" in d.permissions}
