@@ -45,6 +45,7 @@ PUBLIC_TASKS = [
     "engram.maintenance.supersede",
     "engram.share",
     "engram.unshare",
+    "engram.datasets",
     "engram.capture",
     "engram.capture.reprocess",
     "engram.agent.memory",

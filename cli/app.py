@@ -1,5 +1,6 @@
 """The `engram` Typer app, its sub-apps and what every command module shares: the console,
-the error exit and the service set-up (resolve or start the embedded services)."""
+the error exit (one line with its fix; `engram --debug` shows the traceback) and the service
+set-up (resolve or start the embedded services)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import warnings
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 warnings.filterwarnings("ignore", module="platformdirs")
 
-app = typer.Typer(help="Engram: memory-processing backend for AI agents.", no_args_is_help=True)
+app = typer.Typer(help="Engram: memory-processing backend for AI agents.", no_args_is_help=True,
+                  pretty_exceptions_show_locals=False)
 db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 services_app = typer.Typer(help="The embedded Postgres and Redis of the default set-up.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -23,9 +26,43 @@ app.add_typer(skills_app, name="skills")
 console = Console()
 
 
-def _fail(message: str) -> None:
-    console.print(f"[red]error:[/red] {message}")
+class Options:
+    debug = False  # `engram --debug ...`: an error shows its traceback instead of one line
+
+
+@app.callback()
+def _root(debug: bool = typer.Option(False, "--debug", help="on an error, show the traceback")) -> None:
+    Options.debug = debug
+
+
+class CommandError(Exception):
+    """A command's refusal: the message and the fix, printed as one line."""
+
+    def __init__(self, message: str, fix: str = ""):
+        super().__init__(message)
+        self.fix = fix
+
+
+def print_error(message: str, fix: str = "") -> None:
+    line = f"[red]error:[/red] {escape(' '.join(message.split()))}"
+    if fix:
+        line += f" [yellow]— fix: {escape(' '.join(fix.split()))}[/yellow]"
+    console.print(line, soft_wrap=True)  # one line however long: no wrapping at the terminal width
+
+
+def _fail(message: str, fix: str) -> None:
+    """Stop the command with one line: what went wrong and how to fix it; exit code 1."""
+    if Options.debug:
+        raise CommandError(message, fix)
+    print_error(message, fix)
     raise typer.Exit(1)
+
+
+def task_failed(exc: Exception) -> None:
+    """Stop the command on a public task's refusal, with the fix for it."""
+    from engram.cli.errors import task_fix
+
+    _fail(str(exc), task_fix(exc, str(exc)))
 
 
 def prepare_services(migrate: bool = True):
@@ -38,9 +75,19 @@ def prepare_services(migrate: bool = True):
     try:
         urls = resolve(settings)
     except ServiceError as exc:
-        _fail(str(exc))
+        _fail(str(exc), "engram doctor")
     if migrate and urls.embedded_postgres:
         migrations.upgrade(urls.database_url)  # the embedded default migrates itself on start
     os.environ["ENGRAM_DATABASE_URL"] = urls.database_url
     os.environ["ENGRAM_REDIS_URL"] = urls.redis_url
     return urls
+
+
+def preflight(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> None:
+    """Doctor's checks before a command that needs them (db upgrade, worker): the first failing
+    one stops the command with doctor's fix, instead of a traceback further on."""
+    from engram.cli.doctor import run_checks
+
+    for check in run_checks(skip=skip, only=only):
+        if not check.ok:
+            _fail(f"{check.name}: {check.detail}", check.fix)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.app import _fail, app, console, prepare_services, task_failed
 
 
 @app.command()
@@ -34,7 +34,7 @@ def capture(
     for item in field:
         name, sep, value = item.partition("=")
         if not sep:
-            _fail(f"--field takes name=value, got {item!r}")
+            _fail(f"--field takes name=value, got {item!r}", "--field decision='use Redis streams'")
         fields[name.strip()] = value
     extra = {"content": content, "type": obj_type, "template": template, "template_fields": fields or None,
              "project": project, "tags": tag, "summary": summary, "entities": entities, "properties": properties}
@@ -42,7 +42,7 @@ def capture(
         done = EngramClient().capture(title, dataset=dataset, user=user, wait=True,
                                       **{k: v for k, v in extra.items() if v is not None})
     except (EngramError, TimeoutError) as exc:
-        _fail(str(exc))
+        task_failed(exc)
     _print_capture("captured", done, dataset)
 
 
@@ -59,7 +59,7 @@ def reprocess(
     try:
         done = EngramClient().reprocess(object_id, dataset=dataset, user=user, wait=True)
     except (EngramError, TimeoutError) as exc:
-        _fail(str(exc))
+        task_failed(exc)
     _print_capture("reprocessed", done, dataset)
 
 
@@ -87,12 +87,12 @@ def mcp(
     from engram.tasks.client import EngramClient
 
     if tokens is not None and not http:
-        _fail("--tokens applies to --http; a stdio server acts as --user")
+        _fail("--tokens applies to --http; a stdio server acts as --user", "add --http, or drop --tokens for --user NAME")
     try:
         authority = Authority.from_file(tokens) if tokens else Authority(user or os.environ.get("ENGRAM_MCP_USER")
                                                                           or "default")
     except ValueError as exc:
-        _fail(str(exc))
+        _fail(str(exc), 'a JSON file of {"<token>": "<user name>"}')
     tools = EngramTools(authority, EngramClient(timeout=timeout), timeout)
     host = "127.0.0.1"
     auth, verifier = token_auth(authority.tokens, host, port) if tokens else (None, None)

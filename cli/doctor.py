@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from engram.settings import get_settings
 
@@ -20,8 +21,13 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
-def run_checks() -> list[Check]:
+def run_checks(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> list[Check]:
+    """Every check by name (services, postgres, pgvector, migrations, schema, redis, embedder,
+    llm, config), or those in `only`, less those in `skip`."""
     from engram.adapters.services import ServiceError, resolve
+
+    def wanted(name: str) -> bool:
+        return (not only or name in only) and name not in skip
 
     settings = get_settings()
     checks: list[Check] = []
@@ -32,11 +38,14 @@ def run_checks() -> list[Check]:
     except Exception as exc:  # the embedded servers could not start
         return [Check("services", False, _first_line(exc), f"check the state directory {settings.state_dir}")]
     where = "embedded" if urls.embedded_postgres else "external"
-    checks += _postgres_checks(urls.database_url, where, settings)
-    checks.append(_redis_check(urls.redis_url, "embedded" if urls.embedded_redis else "external"))
-    checks.append(_embedder_check(settings))
-    checks.append(_llm_check(settings))
-    checks.append(_config_check(settings))
+    if wanted("postgres") or wanted("pgvector") or wanted("migrations") or wanted("schema"):
+        checks += [c for c in _postgres_checks(urls.database_url, where, settings) if wanted(c.name)]
+    for name, check in (("redis", lambda: _redis_check(urls.redis_url, "embedded" if urls.embedded_redis
+                                                        else "external")),
+                        ("embedder", lambda: _embedder_check(settings)), ("llm", lambda: _llm_check(settings)),
+                        ("config", lambda: _config_check(settings))):
+        if wanted(name):
+            checks.append(check())
     return checks
 
 
@@ -118,7 +127,9 @@ def _config_check(settings) -> Check:
         check_config(settings)
     except Exception as exc:
         return Check("config", False, _first_line(exc), "name only known improve stages and a shipped local model")
-    return Check("config", True, "improve stages and embedding model known")
+    dotenv = Path(".env").resolve()  # pydantic-settings reads it beside the environment (settings.py)
+    return Check("config", True, "improve stages and embedding model known"
+                 + (f"; settings also read from {dotenv}" if dotenv.is_file() else ""))
 
 
 def _llm_check(settings) -> Check:

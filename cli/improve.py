@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.app import _fail, app, console, prepare_services, task_failed
 
 
 @app.command()
@@ -28,7 +28,7 @@ def improve(
         result = client.improve(dataset, session_ids=session, user=user)
         run = wait_for_run(client, str(result.run_id), user=user) if wait and result.status == "started" else None
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     if as_json:
         console.print_json(json.dumps({"result": result.model_dump(mode="json"), "run": run}))
         return
@@ -37,6 +37,9 @@ def improve(
                   + (f" — {result.reason}; rerun requested" if result.rerun_requested else ""))
     if run is not None:
         render_run(console, run)
+        if run["status"] in ("aborted", "lost", "completed_with_errors", "failed"):
+            _fail(f"improve run {run['run_id']} {run['status']}" + (f": {run['error']}" if run.get("error") else ""),
+                  "the stages above name what failed; engram sessions -d " + dataset + " shows the claim and runs")
 
 
 @app.command()
@@ -54,7 +57,7 @@ def sessions(
     try:
         view = EngramClient().sessions(dataset, session_id=session, user=user)
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     if as_json:
         console.print_json(json.dumps(view))
         return
@@ -76,7 +79,7 @@ def feedback(
     try:
         result = EngramClient().feedback(entry_id, verdict, score=score, user=user)
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     console.print(f"feedback recorded: helpful {result['helpful_count']}, harmful {result['harmful_count']}, "
                   f"confidence {result['confidence']:.2f}")
 
@@ -109,5 +112,5 @@ def _grants(action: str, dataset: str, grantee: str, permissions: list[str], use
     try:
         result = getattr(EngramClient(), action)(dataset, grantee, permissions or None, user=user)
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     console.print(f"{grantee} on {dataset}: {', '.join(result['permissions']) or 'no grants'}")

@@ -8,27 +8,61 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.app import _fail, app, console, prepare_services, task_failed
+
+
+def _texts_and_paths(targets: list[str], text: str | None) -> tuple[list[str], list[Path]]:
+    """What `remember` was given, checked before anything is sent: every path exists, no
+    argument is empty; text comes from --text or stdin ('-', or piped with no target)."""
+    import sys
+
+    texts, paths = [], []
+    literal = "literal text goes through --text 'TEXT' or stdin"
+    if text is not None:
+        if not text.strip():
+            _fail("--text is empty", "give the text to remember: --text 'Alice Moreau is the CEO'")
+        texts.append(text)
+    for target in targets:
+        if target == "-":
+            texts.append(_stdin(sys.stdin))
+        elif not target.strip():
+            _fail("an empty argument is not a file or directory", f"name a file or directory; {literal}")
+        elif not Path(target).exists():
+            _fail(f"no such file or directory: {target}", f"check the path; {literal}")
+        else:
+            paths.append(Path(target))
+    if not texts and not paths:
+        if sys.stdin is None or sys.stdin.isatty():
+            _fail("nothing to remember", f"name files or directories; {literal}")
+        texts.append(_stdin(sys.stdin))
+    return texts, paths
+
+
+def _stdin(stream) -> str:
+    data = stream.read() if stream is not None else ""
+    if not data.strip():
+        _fail("stdin holds no text", "pipe the text in (echo 'TEXT' | engram remember -d DATASET) or use --text")
+    return data
 
 
 @app.command()
 def remember(
-    target: str = typer.Argument(..., help="a file, a directory, or literal text"),
+    targets: list[str] = typer.Argument(None, help="files or directories; '-' reads text from stdin"),
     dataset: str = typer.Option(..., "--dataset", "-d"),
+    text: str = typer.Option(None, "--text", help="literal text to remember"),
     user: str = typer.Option("default"),
     wait: bool = typer.Option(False, "--wait", help="block until every run finishes"),
 ) -> None:
-    """Remember a file, directory or text; with --wait, show per-stage progress."""
+    """Remember files, directories or text (--text, or stdin); with --wait, show per-stage progress."""
+    texts, paths = _texts_and_paths(targets or [], text)
     prepare_services()
     from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
-    path = Path(target)
     try:
-        handle = client.remember(None if path.exists() else target, dataset=dataset, user=user,
-                                 paths=[path] if path.exists() else [])
+        handle = client.remember(dataset=dataset, user=user, items=[{"text": t} for t in texts], paths=paths)
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     console.print(f"accepted {len(handle.runs)} item(s) into dataset [bold]{dataset}[/bold]")
     if not wait:
         for run in handle.runs:
@@ -40,32 +74,34 @@ def remember(
     failed = [s for s in statuses if s.status == "failed"]
     for s in failed:
         console.print(f"[red]run {s.run_id} failed:[/red] {s.error}")
-    raise typer.Exit(1 if failed else 0)
+    if failed:
+        _fail(f"{len(failed)} of {len(statuses)} run(s) failed", "engram retry <run> resumes a run at its failed stage")
 
 
 @app.command()
 def status(
-    run_id: str = typer.Argument(None),
+    run_id: str = typer.Argument(None, help="a run id, or any unique start of one (as this command shows them)"),
     dataset: str = typer.Option(None, "--dataset", "-d"),
     user: str = typer.Option("default"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Per-stage progress of a run, or of a dataset's runs."""
+    if (run_id is None) == (dataset is None):
+        _fail("give a run id or --dataset, not " + ("both" if run_id else "neither"),
+              "engram status -d DATASET lists a dataset's runs; engram status RUN shows one")
     prepare_services()
-    import uuid
-
     from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
     queues = None
     try:
         if run_id:
-            runs = [client.run_status(uuid.UUID(run_id), user)]
+            runs = [client.run_status(client.find_run(run_id, user), user)]
         else:
             overview = client.dataset_overview(dataset, user)
             runs, queues = overview.runs, overview.queues
-    except (EngramError, ValueError) as exc:
-        _fail(str(exc))
+    except EngramError as exc:
+        task_failed(exc)
     if as_json:
         out = [r.model_dump(mode="json") for r in runs]
         console.print_json(json.dumps(out if queues is None else {"runs": out, "queues": queues}))
@@ -103,7 +139,7 @@ def recall(
         result = EngramClient().recall(question, datasets=dataset, user=user, search_type=search_type, top_k=top_k,
                                        **{k: v for k, v in extra.items() if v is not None})
     except EngramError as exc:
-        _fail(str(exc))
+        task_failed(exc)
     if as_json:
         console.print_json(result.model_dump_json())
         return
@@ -127,20 +163,31 @@ def eval_(
     from engram.cli.progress import render_eval
     from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
     from engram.cli.demo import DEMO_QA
-    from engram.tasks.client import EngramClient
+    from engram.tasks.client import EngramClient, EngramError
 
     qa_file = qa_file or DEMO_QA
     try:
         qa = load_qa(qa_file.read_text().splitlines())
     except BadQAFile as exc:
-        _fail(f"{qa_file}: {exc}")
+        _fail(f"{qa_file}: {exc}", 'one JSON object a line: {"question": "...", "answer": "..."}')
     client = EngramClient(local_reads=True)
+    try:
+        readable = {d.name for d in client.datasets(user).datasets if "read" in d.permissions}
+    except EngramError as exc:
+        task_failed(exc)
+    for name in dataset:
+        if name not in readable:  # one clear line, not one error per question
+            _fail(f"dataset {name!r} does not exist for user {user!r} (or is not readable by them)",
+                  "engram datasets lists the datasets you can read (--user: whose)")
     report = evaluate(qa, lambda q: client.recall(q, datasets=dataset, user=user, search_type=search_type,
                                                    top_k=top_k), top_k)
     report.update(qa_file=str(qa_file), datasets=dataset, search_type=search_type)
     out = out or Path(f"eval-{'-'.join(dataset)}.json")
     out.write_text(json.dumps(report, indent=2, default=str))
     render_eval(console, report, out)
+    if report["metrics"]["errors"]:
+        _fail(f"{report['metrics']['errors']} of {report['metrics']['count']} questions failed (see the table)",
+              f"the report {out} holds each error")
 
 
 @app.command()

@@ -7,7 +7,7 @@ import json
 import typer
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, db_app, prepare_services, services_app
+from engram.cli.app import _fail, app, console, db_app, preflight, prepare_services, services_app
 
 
 @app.command()
@@ -41,7 +41,8 @@ def health(
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/healthcheck", timeout=5).read()
         except OSError as exc:
-            _fail(f"flower does not answer on port {port}: {exc}")
+            _fail(f"flower does not answer on port {port}: {exc}", f"start it: engram flower --port {port}")
+        console.print("flower: ok")
         return
     prepare_services(migrate=False)
     if role == "worker":
@@ -50,15 +51,16 @@ def health(
         host = socket.gethostname()
         replies = celery_app.control.ping(timeout=5) or []
         if not any(node.endswith(f"@{host}") for reply in replies for node in reply):
-            _fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})")
+            _fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})",
+                  "start one on this host: engram worker")
     elif role == "beat":
         from engram.adapters.beat import LOCK_KEY
         from engram.adapters.redis_client import get_redis
 
         if not get_redis().exists(LOCK_KEY):  # a standby beat is healthy while another holds the lock
-            _fail("no beat holds the scheduling lock")
+            _fail("no beat holds the scheduling lock", "start one: engram beat")
     else:
-        _fail(f"unknown role {role!r}: worker, beat or flower")
+        _fail(f"unknown role {role!r}", "engram health worker, engram health beat or engram health flower")
     console.print(f"{role}: ok")
 
 
@@ -74,8 +76,9 @@ def worker(
     loglevel: str = typer.Option("info"),
 ) -> None:
     """Start workers: the pipeline queues on processes, the api queue on threads (extra arguments go
-    to celery)."""
+    to celery). Doctor's checks run first (all but the embedder's, which the workers load)."""
     prepare_services()
+    preflight(skip=("embedder",))
     from engram.adapters.store.engine import check_dimension, get_engine
     from engram.cli.worker import WorkerSpec, plan, run_one, supervise
     from engram.settings import get_settings
@@ -112,8 +115,9 @@ def flower(ctx: typer.Context, port: int = typer.Option(5555)) -> None:
 
 @db_app.command("upgrade")
 def db_upgrade(revision: str = typer.Argument("head")) -> None:
-    """Apply migrations up to REVISION (default head)."""
+    """Apply migrations up to REVISION (default head), after doctor's PostgreSQL and pgvector checks."""
     urls = prepare_services(migrate=False)
+    preflight(only=("postgres", "pgvector"))
     from engram.adapters.store import migrate as migrations
 
     migrations.upgrade(urls.database_url, revision)
@@ -124,6 +128,7 @@ def db_upgrade(revision: str = typer.Argument("head")) -> None:
 def db_downgrade(revision: str = typer.Argument(..., help="target revision, e.g. base")) -> None:
     """Revert migrations down to REVISION."""
     urls = prepare_services(migrate=False)
+    preflight(only=("postgres",))
     from engram.adapters.store import migrate as migrations
 
     migrations.downgrade(urls.database_url, revision)
@@ -139,9 +144,15 @@ def services_start() -> None:
 
 @services_app.command("stop")
 def services_stop() -> None:
-    """Stop the embedded servers started from the state directory."""
+    """Stop the embedded servers started from the state directory (a configured URL's server is
+    not Engram's to stop: it is left alone and said so)."""
     from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
     from engram.settings import get_settings
 
     s = get_settings()
-    console.print(f"postgres stopped: {stop_embedded_postgres(s)}; redis stopped: {stop_embedded_redis(s)}")
+    for name, variable, configured, stop in (("postgres", "ENGRAM_DATABASE_URL", s.database_url, stop_embedded_postgres),
+                                             ("redis", "ENGRAM_REDIS_URL", s.redis_url, stop_embedded_redis)):
+        if configured:
+            console.print(f"{name}: external ({variable} is set), left running")
+        else:
+            console.print(f"{name}: " + ("stopped" if stop(s) else f"not running (embedded, in {s.state_dir})"))

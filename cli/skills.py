@@ -13,17 +13,18 @@ skills_app = typer.Typer(help="Skills and tools of agentic recall (AGENTIC_COMPL
 console = Console()
 
 
-def _call(name: str, **kwargs) -> dict:
-    from engram.cli import _fail, prepare_services
+def _call(task: str, /, **kwargs) -> dict:
+    """The public task `task` with the payload `kwargs` (which may hold a `name` of its own)."""
+    from engram.cli.app import prepare_services, task_failed
 
     prepare_services()
     from engram.tasks.client import EngramClient, EngramError
 
     try:
-        return EngramClient().call(name, **kwargs)
+        return EngramClient().call(task, **kwargs)
     except EngramError as exc:
-        _fail(str(exc))
-        raise  # unreachable: _fail exits
+        task_failed(exc)
+        raise  # unreachable: task_failed exits
 
 
 @skills_app.command("define")
@@ -54,12 +55,12 @@ def define_tool(
     user: str = typer.Option("default"),
 ) -> None:
     """Store a tool spec for the dataset's agent."""
-    from engram.cli import _fail
+    from engram.cli.app import _fail
 
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:
-        _fail(f"--arguments is not JSON: {exc}")
+        _fail(f"--arguments is not JSON: {exc}", '--arguments \'{"query": "what to search for"}\'')
     result = _call("engram.skills.define_tool", dataset=dataset, user=user, name=name, description=description,
                    handler=handler, arguments=args, required=required,
                    **({"permission": permission} if permission else {}))

@@ -15,6 +15,7 @@ from celery import Celery
 from engram.models.payloads import (
     CaptureAccepted,
     CaptureStatus,
+    DatasetsResult,
     ForgetResult,
     ImproveResult,
     RecallResult,
@@ -131,8 +132,9 @@ class EngramClient:
         if self.local_reads:
             from engram.models.payloads import StatusRequest
             from engram.tasks.status import run_status
+            from engram.tasks.validation import parse_payload
 
-            return run_status(StatusRequest(**kwargs), self.app)
+            return _local(lambda: run_status(parse_payload("engram.status", StatusRequest, (), kwargs), self.app))
         return StatusResult.model_validate(self.call("engram.status", **kwargs))
 
     def run_status(self, run_id: uuid.UUID, user: str = "default") -> RunStatus:
@@ -146,7 +148,31 @@ class EngramClient:
         return self._status(dataset=dataset, user=user, limit=limit)
 
     def retry(self, run_id: uuid.UUID, user: str = "default") -> dict:
+        """Resume a failed run at its first unfinished stage: {"run_id", "status", "stages"}."""
         return self.call("engram.cognify", run_id=str(run_id), user=user)
+
+    def find_run(self, ref: str, user: str = "default") -> uuid.UUID:
+        """A full run id from `ref`: the id itself, or a unique start of it among the user's runs
+        (as the CLI shows them). Needs local_reads for a shortened id."""
+        try:
+            return uuid.UUID(ref)
+        except ValueError:
+            if not self.local_reads:
+                raise EngramError(f"{ref!r} is not a full run id (a shortened one needs local_reads)") from None
+        from engram.tasks.status import find_run
+
+        return _local(find_run, ref, user)
+
+    def find_items(self, dataset: str, user: str = "default", *, item: str | None = None,
+                   document: str | None = None) -> list[dict]:
+        """Local read: the dataset's items with id (or id start) `item`, or named `document`."""
+        from engram.tasks.status import find_items
+
+        return _local(find_items, dataset, user, item=item, document=document)
+
+    def datasets(self, user: str = "default") -> DatasetsResult:
+        """The datasets the user holds a grant on, with owner, grants and counts."""
+        return DatasetsResult.model_validate(self.call("engram.datasets", user=user))
 
     def recall(self, question: str, *, datasets: list[str], user: str = "default", **kwargs) -> RecallResult:
         return RecallResult.model_validate(
@@ -234,6 +260,17 @@ class EngramClient:
         if run_id is None:
             return CaptureStatus.of(object_id, None)
         return CaptureStatus.of(object_id, RunHandle(self, run_id, user=user).wait(timeout=timeout))
+
+
+def _local(read: Callable, *args, **kwargs):
+    """A local read, failing like a task does (EngramError with the reason)."""
+    from engram.pipelines.errors import BadInput
+    from engram.tasks.validation import InvalidPayload
+
+    try:
+        return read(*args, **kwargs)
+    except (BadInput, InvalidPayload, LookupError, PermissionError) as exc:
+        raise EngramError(str(exc)) from exc
 
 
 def items_from_paths(paths: Iterable[str | Path]) -> list[dict]:

@@ -1,10 +1,11 @@
-"""engram.share / engram.unshare: who else may read, write, delete or share a dataset."""
+"""engram.share / engram.unshare: who else may read, write, delete or share a dataset;
+engram.datasets: the datasets a user holds a grant on, with their grants and counts."""
 
 from __future__ import annotations
 
 from engram.adapters.store import Store
 from engram.adapters.store.access import AccessDenied
-from engram.models.payloads import ShareRequest, ShareResult
+from engram.models.payloads import DatasetInfo, DatasetsRequest, DatasetsResult, ShareRequest, ShareResult
 from engram.pipelines import ids
 from engram.pipelines.errors import BadInput
 from engram.tasks.base import engram_task
@@ -41,3 +42,15 @@ def unshare(self, req: ShareRequest) -> dict:
         uow.access.revoke(dataset, f"user:{ids.user_id(req.grantee)}", list(req.permissions))
         now = uow.access.grants_of(dataset, req.grantee)
     return ShareResult(status="unshared", dataset=req.dataset, grantee=req.grantee, permissions=now).model_dump()
+
+
+@engram_task("engram.datasets", payload=DatasetsRequest)
+def list_datasets(self, req: DatasetsRequest) -> dict:
+    """Every dataset the user holds a grant on: owner, the user's grants (everyone's with the
+    share grant), what it holds and its runs by status."""
+    with Store().unit_of_work() as uow:
+        rows = uow.access.visible(req.user)
+        out = [DatasetInfo(name=r["name"], owner=r["owner"], permissions=r["permissions"], grants=r["grants"],
+                           created_at=r["created_at"], counts=uow.graph.counts(r["id"]),
+                           runs=uow.runs.counts_by_status(r["id"])) for r in rows]
+    return DatasetsResult(datasets=out).model_dump(mode="json")

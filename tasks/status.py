@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import uuid
+
 from kombu.exceptions import ChannelError
 
 from engram.adapters.store import Store
-from engram.adapters.store.access import require_run
+from engram.adapters.store.access import UnknownDataset, require_run
 from engram.models.payloads import RunStatus, StageStatus, StatusRequest, StatusResult
+from engram.pipelines import ids
+from engram.pipelines.errors import BadInput
 from engram.settings import get_settings
 
 
@@ -46,3 +51,36 @@ def queue_depths(app=None) -> dict[str, int]:
             finally:
                 channel.close()
     return depths
+
+
+# ------------------------------------------------------------------ local reads for the CLI
+# The CLI shows ids shortened; these turn what a user types back into full ids, only among
+# what the user may read (another user's run is as unknown as a missing one).
+
+_HEX = re.compile(r"^[0-9a-f-]{1,36}$")
+
+
+def find_run(ref: str, user: str) -> uuid.UUID:
+    """The run whose id is `ref` or starts with it, among the runs `user` may read."""
+    ref = ref.strip().lower()
+    if not _HEX.match(ref):
+        raise BadInput(f"{ref!r} is not a run id (hex digits, as `engram status` shows them)")
+    with Store().unit_of_work() as uow:
+        found = uow.runs.ids_starting(ref, ids.user_id(user))
+    if not found:
+        raise UnknownDataset(f"no run {'is' if len(ref) == 36 else 'starts with'} {ref!r} for user {user!r}")
+    if len(found) > 1:
+        raise BadInput(f"run id {ref!r} is the start of more than one run: give more of it")
+    return found[0]
+
+
+def find_items(dataset: str, user: str, *, item: str | None = None, document: str | None = None) -> list[dict]:
+    """The dataset's items with id `item` (or an id starting with it), or named `document`."""
+    with Store().unit_of_work() as uow:
+        did = uow.access.authorise(dataset, user, "read")
+        if item is not None:
+            ref = item.strip().lower()
+            if not _HEX.match(ref):
+                raise BadInput(f"{item!r} is not an item id (hex digits)")
+            return uow.graph.find_items(did, id_prefix=ref, limit=2)
+        return uow.graph.find_items(did, name=document)

@@ -111,6 +111,9 @@ class AccessRepository:
     def dataset_name(self, dataset: uuid.UUID) -> str | None:
         return self.conn.execute(select(datasets.c.name).where(datasets.c.id == dataset)).scalar()
 
+    def visible(self, user: str) -> list[dict]:
+        return visible_datasets(self.conn, user)
+
 
 def require_run(uow, row: dict | None, ref, user: str, permission: str, what: str = "run") -> None:
     """A run, entry or claim found by id is the caller's only with a grant on its dataset.
@@ -122,3 +125,43 @@ def require_run(uow, row: dict | None, ref, user: str, permission: str, what: st
         raise UnknownDataset(f"{what} {ref} does not exist for user {user!r}")
     if permission != "read" and not uow.access.may(dataset, user, permission):
         raise AccessDenied(f"user {user!r} has no {permission} grant on the dataset of {what} {ref}")
+
+
+def _principal_names(conn: Connection, principals: set[str]) -> dict[str, str]:
+    """user:<uuid> → the user's name; role:<name> stays as it is."""
+    uids = [uuid.UUID(p.split(":", 1)[1]) for p in principals if p.startswith("user:")]
+    names = dict(conn.execute(select(users.c.id, users.c.name).where(users.c.id.in_(uids))).all()) if uids else {}
+    return {p: names.get(uuid.UUID(p[5:]), p) if p.startswith("user:") else p for p in principals}
+
+
+def visible_datasets(conn: Connection, user: str) -> list[dict]:
+    """Every dataset `user` holds a grant on: name, owner, the user's own permissions and, where
+    the user may share it, everyone's grants (a reader does not learn who else reads)."""
+    me = f"user:{ids.user_id(user)}"
+    mine = conn.execute(
+        select(datasets.c.id, datasets.c.name, datasets.c.owner_id, datasets.c.created_at, dataset_grants.c.permission)
+        .join(dataset_grants, dataset_grants.c.dataset_id == datasets.c.id)
+        .where(dataset_grants.c.principal == me)
+        .order_by(datasets.c.name, datasets.c.created_at)
+    ).all()
+    out: dict[uuid.UUID, dict] = {}
+    for did, name, owner, created, permission in mine:
+        row = out.setdefault(did, {"id": did, "name": name, "owner_id": owner, "created_at": created,
+                                   "permissions": [], "grants": None})
+        row["permissions"].append(permission)
+    shared = [d for d, row in out.items() if "share" in row["permissions"]]
+    grants = conn.execute(select(dataset_grants.c.dataset_id, dataset_grants.c.principal, dataset_grants.c.permission)
+                          .where(dataset_grants.c.dataset_id.in_(shared))).all() if shared else []
+    owners = {f"user:{row['owner_id']}" for row in out.values()}
+    names = _principal_names(conn, owners | {p for _, p, _ in grants})
+    for row in out.values():
+        row["permissions"].sort(key=PERMISSIONS.index)
+        row["owner"] = names[f"user:{row.pop('owner_id')}"]
+        if row["id"] in shared:
+            row["grants"] = {}
+    for did, principal, permission in grants:
+        out[did]["grants"].setdefault(names[principal], []).append(permission)
+    for row in out.values():
+        for perms in (row["grants"] or {}).values():
+            perms.sort(key=PERMISSIONS.index)
+    return list(out.values())

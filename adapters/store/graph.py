@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import Connection, String, delete, func, select, text
 from sqlalchemy.dialects.postgresql import insert
 
 from engram.adapters.store.spans import refresh_spans
@@ -126,6 +126,18 @@ class GraphRepository:
     def item(self, item: uuid.UUID) -> dict | None:
         row = self.conn.execute(select(data_items).where(data_items.c.id == item)).mappings().first()
         return dict(row) if row else None
+
+    def find_items(self, dataset: uuid.UUID, *, name: str | None = None, id_prefix: str | None = None,
+                   limit: int = 1000) -> list[dict]:
+        """A dataset's items by document name, or by (a prefix of) their id: id, name, created_at."""
+        query = select(data_items.c.id, data_items.c.name, data_items.c.created_at).where(
+            data_items.c.dataset_id == dataset)
+        if name is not None:
+            query = query.where(data_items.c.name == name)
+        if id_prefix is not None:
+            query = query.where(func.cast(data_items.c.id, String).startswith(id_prefix, autoescape=True))
+        rows = self.conn.execute(query.order_by(data_items.c.created_at, data_items.c.id).limit(limit)).mappings()
+        return [dict(r) for r in rows]
 
     # ------------------------------------------------------------ the one-transaction load
 

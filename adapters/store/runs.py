@@ -11,10 +11,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select, update
+from sqlalchemy import Connection, String, and_, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.models.tables import pipeline_runs, stage_runs
+from engram.models.tables import dataset_grants, pipeline_runs, stage_runs
 
 
 def _now() -> datetime:
@@ -265,3 +265,24 @@ class RunRepository:
             .first()
         )
         return dict(row) if row else None
+
+    def ids_starting(self, prefix: str, user_id: uuid.UUID, limit: int = 2) -> list[uuid.UUID]:
+        """Runs whose id starts with `prefix` (as the CLI shows them, shortened) in datasets the
+        user may read; `limit` 2 is enough to tell a unique prefix from an ambiguous one."""
+        rows = self.conn.execute(
+            select(pipeline_runs.c.id)
+            .join(dataset_grants, dataset_grants.c.dataset_id == pipeline_runs.c.dataset_id)
+            .where(func.cast(pipeline_runs.c.id, String).startswith(prefix, autoescape=True), _PRODUCER_RUN,
+                   dataset_grants.c.principal == f"user:{user_id}", dataset_grants.c.permission == "read")
+            .order_by(pipeline_runs.c.id)
+            .limit(limit)
+        ).scalars()
+        return list(rows)
+
+    def counts_by_status(self, dataset: uuid.UUID) -> dict[str, int]:
+        rows = self.conn.execute(
+            select(pipeline_runs.c.status, func.count())
+            .where(pipeline_runs.c.dataset_id == dataset, _PRODUCER_RUN)
+            .group_by(pipeline_runs.c.status)
+        ).all()
+        return {status: n for status, n in rows}

@@ -197,6 +197,27 @@ class ShareResult(BaseModel):
     permissions: list[str] = Field(description="the grantee's grants on the dataset now")
 
 
+class DatasetsRequest(Payload):
+    """engram.datasets: the datasets the user holds a grant on."""
+
+    user: str = Field(default="default", pattern=NAME)
+
+
+class DatasetInfo(BaseModel):
+    name: str
+    owner: str
+    permissions: list[str] = Field(description="the caller's grants")
+    grants: dict[str, list[str]] | None = Field(
+        default=None, description="everyone's grants by user (role:<name> for a role); only with the share grant")
+    counts: dict[str, int] = Field(description="data_items, documents, chunks, entities, entity_types, edges, summaries")
+    runs: dict[str, int] = Field(description="the dataset's runs by status")
+    created_at: datetime
+
+
+class DatasetsResult(BaseModel):
+    datasets: list[DatasetInfo]
+
+
 class ContradictionCheckRequest(Payload):
     """engram.maintenance.check_contradictions: SPEC 7.1 over a whole dataset."""
 

@@ -299,3 +299,43 @@ def test_no_built_in_tool_reads_a_dataset_the_caller_has_no_grant_on(agent_worke
     # Naming Bob's dataset directly is refused before any tool runs.
     with pytest.raises(EngramError, match="does not exist for user|has no read grant"):
         ask(agent_worker, "What is Bob's launch code?", BOBS)
+
+
+def test_every_skills_command_of_the_cli(agent_worker, kb, tmp_path):
+    """`engram skills define / tool / list / score / improve / apply` as a user types them (each
+    failed before: `define` with a TypeError, the others with an ImportError)."""
+    from cli_helpers import engram, one_line_error
+
+    def cli(*args):
+        out = engram(agent_worker.redis_url, *args)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return out.stdout
+
+    procedure = tmp_path / "triage.md"
+    procedure.write_text("1. search memory for the product\n2. answer")
+    define = ("skills", "define", "triage", "-d", kb, "--description", "triage a ticket",
+              "--procedure", str(procedure), "--tool", "search_memory")
+    assert "skill triage stored (0 earlier procedure(s) kept)" in cli(*define)
+    procedure.write_text("1. search memory\n2. check the order\n3. answer")
+    assert "skill triage stored (1 earlier procedure(s) kept)" in cli(*define)
+    assert "tool order_lookup stored" in cli("skills", "tool", "order_lookup", "-d", kb,
+                                             "--description", "an order's status",
+                                             "--handler", "agent_host_tools:order_status",
+                                             "--arguments", '{"order": "the order number"}', "--required", "order")
+    assert "--arguments" in one_line_error(engram(agent_worker.redis_url, "skills", "tool", "bad", "-d", kb,
+                                                  "--description", "x", "--handler", "h", "--arguments", "{oops"))
+    [run_id] = ask(agent_worker, "Who runs Acme Robotics?", kb)["agent"]["skill_run_ids"]
+    view = json.loads(cli("skills", "list", "-d", kb, "--json"))
+    assert {s["name"] for s in view["skills"]} >= {"support", "triage"}
+    assert "order_lookup" in {t["name"] for t in view["tools"]} and run_id in {r["id"] for r in view["runs"]}
+    table = cli("skills", "list", "-d", kb, "--skill", "triage")
+    assert "triage a ticket" in table and "search_memory" in table
+    for run in view["runs"]:
+        assert f"run {run['id']} scored 0.20" in cli("skills", "score", run["id"], "0.2", "-d", kb)
+    assert {r["score"] for r in agent_worker.client.call("engram.skills.list", dataset=kb)["runs"]} == {0.2}
+    proposed = cli("skills", "improve", "support", "-d", kb)
+    assert proposed.startswith("proposed: ")
+    proposal_id = proposed.split()[1]
+    assert "applied: skill support now has" in cli("skills", "apply", "support", proposal_id, "-d", kb)
+    line = one_line_error(engram(agent_worker.redis_url, "skills", "list", "-d", f"nosuch-{uuid.uuid4().hex[:6]}"))
+    assert "does not exist" in line and "engram datasets" in line

@@ -1,0 +1,123 @@
+"""The `engram` commands that run and check the fleet, as an operator runs them: services,
+db, worker, health, flower, doctor and demo. The frictions of issue 34: `db upgrade` on a
+broken server printed a traceback, `worker` on a database without the schema sent the user in
+a circle, `services stop` called an external Redis stopped, a `.env` was read unannounced."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from cli_helpers import engram, one_line_error
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from engram.adapters.store import migrate
+
+
+def ok(out) -> str:
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+@pytest.fixture
+def fresh_database(services):
+    """An empty database on the test server (no schema, no pgvector extension yet)."""
+    name = f"fresh_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(services.database_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield make_url(services.database_url).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def test_worker_and_db_upgrade_run_doctors_checks_first_and_print_its_fix(services, fresh_database):
+    env = {"ENGRAM_DATABASE_URL": fresh_database}
+    line = one_line_error(engram(services.redis_url, "worker", env=env))
+    assert "migrations" in line and "fix: engram db upgrade" in line
+    head = migrate.head_revision()
+    assert f"database at revision {head}" in ok(engram(services.redis_url, "db", "upgrade", env=env))
+    assert migrate.current_revision(fresh_database) == head
+    assert "database at revision None" in ok(engram(services.redis_url, "db", "downgrade", "base", env=env))
+    assert migrate.current_revision(fresh_database) is None
+
+
+def test_db_upgrade_against_an_unreachable_server_is_one_line_with_doctors_fix(services):
+    env = {"ENGRAM_DATABASE_URL": "postgresql://engram@127.0.0.1:9/engram"}  # nothing listens on port 9
+    line = one_line_error(engram(services.redis_url, "db", "upgrade", env=env))
+    assert line.startswith("error: postgres: cannot connect") and "ENGRAM_DATABASE_URL" in line
+
+
+def test_services_start_and_stop_an_embedded_redis_and_leave_an_external_one_alone(services, tmp_path):
+    import redis
+
+    state = tmp_path / "state"
+    env = {"ENGRAM_STATE_DIR": str(state), "ENGRAM_DATABASE_URL": services.database_url}
+    started = json.loads(ok(engram(None, "services", "start", env={**env, "ENGRAM_REDIS_URL": None})))
+    try:
+        assert started["redis_url"] != services.redis_url and redis.Redis.from_url(started["redis_url"]).ping()
+        out = ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": services.redis_url}))
+        assert "postgres: external (ENGRAM_DATABASE_URL is set), left running" in out
+        assert "redis: external (ENGRAM_REDIS_URL is set), left running" in out
+        assert redis.Redis.from_url(services.redis_url).ping()
+    finally:
+        out = ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": None}))
+    assert "redis: stopped" in out
+    assert "redis: not running" in ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": None}))
+
+
+def test_health_answers_for_a_running_worker_and_names_the_fix_for_a_missing_beat(worker):
+    assert "worker: ok" in ok(engram(worker.redis_url, "health", "worker"))
+    assert "fix: start one: engram beat" in one_line_error(engram(worker.redis_url, "health", "beat"))
+    assert "engram health worker" in one_line_error(engram(worker.redis_url, "health", "nosuch"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_flower_starts_and_its_healthcheck_answers(worker):
+    port = _free_port()
+    assert f"engram flower --port {port}" in one_line_error(
+        engram(worker.redis_url, "health", "flower", "--port", str(port)))
+    env = dict(os.environ, ENGRAM_REDIS_URL=worker.redis_url, FLOWER_UNAUTHENTICATED_API="true")
+    proc = subprocess.Popen([sys.executable, "-m", "engram.cli", "flower", "--port", str(port)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        for _ in range(120):
+            out = engram(worker.redis_url, "health", "flower", "--port", str(port))
+            if out.returncode == 0 or proc.poll() is not None:
+                break
+            time.sleep(0.5)
+        assert out.returncode == 0 and "flower: ok" in out.stdout, out.stdout
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_doctor_says_when_it_reads_a_dotenv_file(services, tmp_path):
+    (tmp_path / ".env").write_text("ENGRAM_API_THREADS=4\n")
+    out = engram(services.redis_url, "doctor", cwd=tmp_path)
+    flat = " ".join(out.stdout.split())
+    assert "settings also read from" in flat and ".env" in flat, out.stdout
+
+
+def test_demo_on_a_small_corpus(services, worker_factory, tmp_path):
+    handle = worker_factory(start=False)  # only its broker database: the demo starts its own worker
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "harbor.md").write_text("Alice Moreau is the CEO of Harbor Dynamics.")
+    (corpus / "alder.md").write_text("Alder Bay University was founded in 1968.")
+    out = ok(engram(handle.redis_url, "demo", "--corpus", str(corpus), timeout=600))
+    assert "2 completed, 0 failed" in out and "worker stopped; demo done" in out
+    assert "Who is the CEO of Harbor Dynamics?" in out and "Alice Moreau" in out
