@@ -25,6 +25,7 @@ TASK_MODULES = [
     "engram.tasks.sharing",
     "engram.tasks.capture",
     "engram.tasks.agentic",
+    "engram.tasks.browse",
     "engram.tasks.engine",  # every declared stage's task (pipelines/flows.py)
 ]
 
@@ -47,6 +48,12 @@ PUBLIC_TASKS = [
     "engram.unshare",
     "engram.capture",
     "engram.capture.reprocess",
+    "engram.read",
+    "engram.list",
+    "engram.entity",
+    "engram.graph",
+    "engram.datasets",
+    "engram.link",
     "engram.agent.memory",
     "engram.agent.trace",
     "engram.skills.apply",
