@@ -131,6 +131,15 @@ async def tour(calls: Calls, world: dict, tag: str) -> dict:
     assert obj["kind"] == "object" and obj["object"]["type"] == "decision" and "Celery" in obj["text"]
     assert {(f["predicate"], f["direction"], f["origin"]) for f in obj["links"]} == {
         ("dependsOn", "out", "caller"), ("mentions", "out", "entity")}
+    # A contradiction stated by hand shows in the object's dossier, beside (not among) its facts.
+    await calls.ok("link", dataset=caps, source="Broker outage", target=decision["object_id"],
+                   predicate="contradicts", confidence=0.8)
+    dossier = await calls.ok("entity", dataset=caps, entity=decision["object_id"])
+    assert {(f["predicate"], f["target_name"]) for f in dossier["current"]} == {
+        ("dependsOn", "Redis"), ("mentions", "Celery")}
+    [conflict] = dossier["contradictions"]
+    assert sorted(conflict["texts"]) == ["Broker outage", "Queue for background jobs"]
+    assert conflict["confidence"] == 0.8
 
     # Lists, paged; a document read back.
     page = await calls.ok("list", dataset=caps, tag="infra", limit=1)
