@@ -42,6 +42,7 @@ class ListRequest(Payload):
     @model_validator(mode="after")
     def _filters(self) -> ListRequest:
         from engram.pipelines.capture.vocabulary import OBJECT_TYPES
+        from engram.pipelines.cognify.classify import DOC_TYPES
 
         if self.type is not None:
             self.type = self.type.strip().lower()
@@ -49,6 +50,8 @@ class ListRequest(Payload):
             raise ValueError(f"unknown object type {self.type!r}; expected one of {', '.join(OBJECT_TYPES)}")
         if self.kind == "documents" and self.project:
             raise ValueError("project filters captured objects: use kind 'objects'")
+        if self.kind == "documents" and self.type is not None and self.type not in DOC_TYPES:
+            raise ValueError(f"unknown document type {self.type!r}; expected one of {', '.join(DOC_TYPES)}")
         if self.kind == "objects" and self.tag is not None:
             self.tag = self.tag.strip().lower()
         return self

@@ -89,5 +89,8 @@ def test_entity_refs_and_request_checks():
     assert LinkRequest(dataset="d", source="a", target="b", predicate="CAUSED_BY").predicate == "causedBy"
     with pytest.raises(ValueError, match="unknown object type 'memo'"):
         ListRequest(dataset="d", type="memo")
+    with pytest.raises(ValueError, match="unknown document type 'memo'"):
+        ListRequest(dataset="d", kind="documents", type="memo")
+    assert ListRequest(dataset="d", kind="documents", type="Conversation").type == "conversation"
     with pytest.raises(ValueError, match="project filters captured objects"):
         ListRequest(dataset="d", kind="documents", project="p")
