@@ -25,6 +25,7 @@ TASK_MODULES = [
     "engram.tasks.sharing",
     "engram.tasks.capture",
     "engram.tasks.agentic",
+    "engram.tasks.browse",
     "engram.tasks.engine",  # every declared stage's task (pipelines/flows.py)
 ]
 
@@ -48,6 +49,11 @@ PUBLIC_TASKS = [
     "engram.datasets",
     "engram.capture",
     "engram.capture.reprocess",
+    "engram.read",
+    "engram.list",
+    "engram.entity",
+    "engram.graph",
+    "engram.link",
     "engram.agent.memory",
     "engram.agent.trace",
     "engram.skills.apply",

@@ -17,19 +17,30 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from engram.models.agentic import SkillListRequest
 from engram.models.payloads import (
+    CaptureReprocessRequest,
     CaptureRequest,
     CaptureStatus,
+    DatasetsRequest,
+    EntityRequest,
     FeedbackRequest,
     ForgetRequest,
+    GraphRequest,
+    LinkRequest,
+    ListRequest,
+    ReadRequest,
     RecallRequest,
     RememberRequest,
     RunStatus,
     SessionsRequest,
     StatusRequest,
 )
+from engram.pipelines.browse import next_offset, text_page
+from engram.pipelines.errors import BadInput
 
-TOOLS = ("remember", "recall", "capture", "status", "forget", "feedback", "sessions")
+TOOLS = ("remember", "recall", "capture", "capture_reprocess", "status", "forget", "feedback", "sessions", "link",
+         "read", "list", "entity", "graph", "datasets", "skills_list", "skill_load")
 
 
 class Authority:
@@ -110,20 +121,23 @@ class EngramTools:
 
     def remember(self, dataset: str, content: str | None = None, session_id: str | None = None,
                  question: str | None = None, answer: str | None = None, context: str | None = None,
-                 wait: bool = True) -> dict:
+                 node_sets: list[str] | None = None, wait: bool = True) -> dict:
         payload = self.payload(RememberRequest, dataset=dataset, content=content, session_id=session_id,
-                               question=question, answer=answer, context=context, create_dataset=True)
+                               question=question, answer=answer, context=context, node_sets=node_sets,
+                               create_dataset=True)
         out = self.call("engram.remember", payload)
         if wait and out.get("status") == "accepted":
             out["runs"] = [self.wait_run(r["run_id"]).model_dump(mode="json") for r in out["runs"]]
         return out
 
     def recall(self, question: str, datasets: list[str] | None = None, search_type: str | None = None,
-               top_k: int = 10, session_id: str | None = None, object_types: list[str] | None = None,
+               top_k: int = 10, session_id: str | None = None, node_sets: list[str] | None = None,
+               as_of: str | None = None, include_history: bool = False, object_types: list[str] | None = None,
                project: str | None = None, tags: list[str] | None = None) -> dict:
         payload = self.payload(RecallRequest, question=question, datasets=datasets, search_type=search_type,
-                               top_k=top_k, session_id=session_id, object_types=object_types, project=project,
-                               tags=tags)
+                               top_k=top_k, session_id=session_id, node_sets=node_sets, as_of=as_of,
+                               include_history=include_history or None, object_types=object_types,
+                               project=project, tags=tags)
         return self.call("engram.recall", payload)
 
     def capture(self, dataset: str, title: str, content: str = "", type: str | None = None, project: str = "",
@@ -135,7 +149,14 @@ class EngramTools:
                                project=project, tags=tags, template=template, template_fields=template_fields,
                                summary=summary, entities=entities, properties=properties,
                                run_pipeline=run_pipeline, create_dataset=True, captured_by="mcp")
-        out = self.call("engram.capture", payload)
+        return self._settled(self.call("engram.capture", payload), wait)
+
+    def capture_reprocess(self, dataset: str, object_id: str, wait: bool = True) -> dict:
+        payload = self.payload(CaptureReprocessRequest, dataset=dataset, object_id=object_id)
+        return self._settled(self.call("engram.capture.reprocess", payload), wait)
+
+    def _settled(self, out: dict, wait: bool) -> dict:
+        """With wait, a capture's answer carries how its run ended: complete or partial, per stage."""
         if wait and out.get("run_id"):
             status = CaptureStatus.of(uuid.UUID(out["object_id"]), self.wait_run(out["run_id"]))
             out |= {"status": status.status, "stages": [s.model_dump(mode="json") for s in status.stages]}
@@ -154,21 +175,103 @@ class EngramTools:
     def sessions(self, dataset: str, session_id: str | None = None) -> dict:
         return self.call("engram.sessions", self.payload(SessionsRequest, dataset=dataset, session_id=session_id))
 
+    def link(self, dataset: str, source: str, target: str, predicate: str, confidence: float = 1.0,
+             note: str = "") -> dict:
+        return self.call("engram.link", self.payload(LinkRequest, dataset=dataset, source=source, target=target,
+                                                     predicate=predicate, confidence=confidence, note=note))
+
+    def read(self, dataset: str, id: str, offset: int = 0, max_chars: int = 20_000) -> dict:
+        return self.call("engram.read", self.payload(ReadRequest, dataset=dataset, id=id, offset=offset,
+                                                     max_chars=max_chars))
+
+    def list_items(self, dataset: str, kind: str = "objects", type: str | None = None, project: str | None = None,
+                   tag: str | None = None, offset: int = 0, limit: int = 20) -> dict:
+        return self.call("engram.list", self.payload(ListRequest, dataset=dataset, kind=kind, type=type,
+                                                     project=project, tag=tag, offset=offset, limit=limit))
+
+    def entity(self, dataset: str, entity: str, limit: int = 100) -> dict:
+        return self.call("engram.entity", self.payload(EntityRequest, dataset=dataset, entity=entity, limit=limit))
+
+    def graph(self, dataset: str, entity: str, depth: int = 2, limit: int = 100,
+              include_history: bool = False) -> dict:
+        return self.call("engram.graph", self.payload(GraphRequest, dataset=dataset, entity=entity, depth=depth,
+                                                      limit=limit, include_history=include_history))
+
+    def datasets(self) -> dict:
+        return self.call("engram.datasets", self.payload(DatasetsRequest))
+
+    def skills_list(self, dataset: str, offset: int = 0, limit: int = 20) -> dict:
+        if offset < 0 or not 1 <= limit <= 200:
+            raise ToolFailed("invalid arguments: offset must be >= 0 and limit 1..200")
+        out = self.call("engram.skills.list", self.payload(SkillListRequest, dataset=dataset))
+        skills = out["skills"]
+        page = [{"name": s["name"], "description": s["description"], "tools": s["tools"]}
+                for s in skills[offset:offset + limit]]
+        return {"dataset": dataset, "skills": page, "total": len(skills),
+                "next_offset": next_offset(offset, len(page), len(skills)), "tools": out["tools"]}
+
+    def skill_load(self, dataset: str, name: str, offset: int = 0, max_chars: int = 8000) -> dict:
+        if offset < 0 or not 1 <= max_chars <= 200_000:
+            raise ToolFailed("invalid arguments: offset must be >= 0 and max_chars 1..200000")
+        out = self.call("engram.skills.list", self.payload(SkillListRequest, dataset=dataset, skill=name))
+        if not out["skills"]:
+            raise ToolFailed(f"no skill {name!r} in dataset {dataset!r}")
+        [skill] = out["skills"]
+        try:
+            procedure, more = text_page(skill["procedure"], offset, max_chars)
+        except BadInput as exc:
+            raise ToolFailed(str(exc)) from None
+        return {"dataset": dataset, "name": skill["name"], "description": skill["description"],
+                "tools": skill["tools"], "procedure": procedure, "procedure_chars": len(skill["procedure"]),
+                "next_offset": more, "earlier_procedures": len(skill["earlier_procedures"]),
+                "recent_runs": out["runs"][:5]}
+
+
+METHODS = {"list": "list_items"}  # tool name -> EngramTools method where the name is a builtin
 
 DESCRIPTIONS = {
     "remember": "Store text in a dataset and build its memory graph (or, with session_id and "
-                "question/answer, store a session turn). Waits for processing unless wait=false.",
-    "recall": "Ask memory a question. Optional: datasets, search_type, top_k, session_id; object_types, "
-              "project, tags search captured knowledge objects (search type CAPTURES).",
+                "question/answer, store a session turn). Use it for documents and notes worth recalling later; "
+                "node_sets tags the text so recall can be restricted to it. "
+                "Waits for processing unless wait=false.",
+    "recall": "Ask memory a question; start here when you need to know something. Optional: datasets, "
+              "search_type, top_k, session_id; node_sets restricts to items remembered in those node sets; "
+              "as_of (ISO date or time) answers as things stood then; include_history also returns superseded "
+              "and ended facts; object_types, project, tags search captured knowledge objects "
+              "(search type CAPTURES).",
     "capture": "Capture a typed knowledge object (decision, lesson, fix, session, research, source, "
                "synthesis, idea) with optional template (session, fix, decision, lesson, research, idea) and "
                "template_fields, summary (skips classification), entities [{name, type}] "
                "(technology, project, pattern, concept) and properties. Returns complete or partial.",
+    "capture_reprocess": "Repair a partial capture: rerun a captured object's pipeline from its first failed "
+                         "stage with the original request (a complete one reruns every stage). Use it when "
+                         "capture or status said partial. Returns complete or partial again.",
     "status": "Per-stage status of a run (run_id) or of a dataset's recent runs (dataset). A capture run whose "
-              "optional stage failed is partial: the object is stored, a reprocess can complete it.",
+              "optional stage failed is partial: the object is stored, capture_reprocess can complete it.",
     "forget": "Forget a dataset, or one data item / captured object of it (data_item_id).",
     "feedback": "Mark a session entry helpful or harmful (optional score 0..1).",
     "sessions": "List a dataset's sessions (or one session) with their improve state.",
+    "link": "State a typed link between two captured objects or entities of a dataset (each an id or a name) "
+            "when you know they are related and capture did not link them. predicate: causedBy, "
+            "contradicts, supports, supersedes, dependsOn, ledTo, implements or mentions. Stored with "
+            "origin caller; linking again updates it.",
+    "read": "Read one captured object or document by id (ids come from recall, list or entity): its text "
+            "(paged: offset, max_chars; next_offset says where more starts), its links and the facts it states.",
+    "list": "Browse a dataset: kind objects (captured objects; filter by type, project, tag) or documents "
+            "(filter by type = document type, tag = node set), newest first, paged with offset and limit "
+            "(next_offset). Use it to see what is there rather than to answer a question.",
+    "entity": "An entity's dossier (by name or id): its facts split current and superseded/ended, each with "
+              "validity intervals and the documents it comes from, plus contradictions among them. Use it to "
+              "check what is known about one thing and whether it changed.",
+    "graph": "The neighbourhood of an entity (by name or id) to depth 1 or 2: nodes and fact edges, at most "
+             "limit edges (truncated says so). Current facts only unless include_history. Use it to explore "
+             "what an entity connects to.",
+    "datasets": "The datasets you can use: own or shared, your permissions on each, and how many documents, "
+                "objects, entities and facts each holds. Call it first when you do not know a dataset's name.",
+    "skills_list": "A dataset's stored skills (name, description, tools), paged with offset and limit, and "
+                   "the tools they may call. Load one with skill_load.",
+    "skill_load": "Load one skill's procedure by name (paged: offset, max_chars; next_offset says where more "
+                  "starts) with its tools and recent runs, to follow it step by step.",
 }
 
 
@@ -195,7 +298,7 @@ def build_server(tools: EngramTools, *, auth=None, token_verifier=None):
         server.add_tool(tool, name=name, description=DESCRIPTIONS[name], structured_output=False)
 
     for name in TOOLS:
-        expose(name, getattr(tools, name))
+        expose(name, getattr(tools, METHODS.get(name, name)))
     return server
 
 

@@ -50,7 +50,10 @@ def list_datasets(self, req: DatasetsRequest) -> dict:
     share grant), what it holds and its runs by status."""
     with Store().unit_of_work() as uow:
         rows = uow.access.visible(req.user)
-        out = [DatasetInfo(name=r["name"], owner=r["owner"], permissions=r["permissions"], grants=r["grants"],
-                           created_at=r["created_at"], counts=uow.graph.counts(r["id"]),
+        held = {r["id"]: r for r in uow.browse.datasets(ids.user_id(req.user))}  # objects, facts, own
+        out = [DatasetInfo(name=r["name"], owner=r["owner"], own=held[r["id"]]["own"], permissions=r["permissions"],
+                           grants=r["grants"], created_at=r["created_at"],
+                           counts={**uow.graph.counts(r["id"]), "objects": held[r["id"]]["objects"],
+                                   "facts": held[r["id"]]["facts"]},
                            runs=uow.runs.counts_by_status(r["id"])) for r in rows]
     return DatasetsResult(datasets=out).model_dump(mode="json")

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, Engine
 
 from engram.adapters.store.access import AccessRepository
 from engram.adapters.store.agentic import AgenticRepository
+from engram.adapters.store.browse import BrowseRepository
 from engram.adapters.store.capture import CaptureRepository
 from engram.adapters.store.embeddings import EmbeddingRepository
 from engram.adapters.store.engine import get_engine
@@ -37,6 +38,7 @@ class UnitOfWork:
         self.capture = CaptureRepository(conn)
         self.agentic = AgenticRepository(conn)
         self.embeddings = EmbeddingRepository(conn)
+        self.browse = BrowseRepository(conn)
 
 
 class Store:

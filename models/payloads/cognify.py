@@ -206,10 +206,12 @@ class DatasetsRequest(Payload):
 class DatasetInfo(BaseModel):
     name: str
     owner: str
+    own: bool = Field(description="the caller owns it (else it is shared with them)")
     permissions: list[str] = Field(description="the caller's grants")
     grants: dict[str, list[str]] | None = Field(
         default=None, description="everyone's grants by user (role:<name> for a role); only with the share grant")
-    counts: dict[str, int] = Field(description="data_items, documents, chunks, entities, entity_types, edges, summaries")
+    counts: dict[str, int] = Field(description="data_items, documents, chunks, entities, entity_types, edges, "
+                                              "summaries, objects (captured), facts (edges that state a fact)")
     runs: dict[str, int] = Field(description="the dataset's runs by status")
     created_at: datetime
 

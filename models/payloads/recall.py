@@ -111,7 +111,7 @@ class CaptureEdge(BaseModel):
     direction: Literal["out", "in"]
     other_id: uuid.UUID
     other_name: str | None = None
-    origin: str | None = None  # entity | llm | reasoner
+    origin: str | None = None  # entity | llm | reasoner | caller
     confidence: float | None = None
     rule: str | None = None  # reasoner edges: the rule that derived it
 
