@@ -1,4 +1,5 @@
-"""Task events (what Flower shows) carry ids and counts, never memory text."""
+"""Task events (what Flower shows) carry ids and counts, never memory text; forget drops other
+runs' references to what it removed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from types import SimpleNamespace
 
 from kombu.utils.json import dumps, loads
 
+from engram.adapters.store.forget import drop_references
 from engram.adapters.task_events import RedactedRequest, Reply, exception_summary, summary_repr
 
 SECRET = "Quorvath Lindqvist founded Zephyrine Mills in 1987."
@@ -61,3 +63,17 @@ def test_a_worker_request_summarises_a_bare_producers_headers_and_failures():
     assert "quorvath" not in json.dumps(sent).lower()
     assert sent[0][1]["exception"] == "BadInput(...)" and sent[1][1]["result"] == "{'answer': '<text:51>', 'count': 2}"
 
+
+def test_forget_drops_other_runs_references_to_removed_ids():
+    kept, gone = str(uuid.uuid4()), str(uuid.uuid4())
+    link = {"entities": [{"name": "Kafka", "type": "technology"}],
+            "edges": [{"source": kept, "target": gone.upper(), "predicate": "causedBy"},
+                      {"source": kept, "target": RUN, "predicate": "mentions"}],
+            "rejected": [{"from_id": kept, "to_id": gone, "reason": "low confidence"}], "candidates": 3,
+            "object_id": gone, "by_id": {gone: 1, kept: 2}, "note": f"linked to {gone}"}
+    out = drop_references(link, {gone})
+    assert gone not in json.dumps(out).lower()
+    assert out == {"entities": [{"name": "Kafka", "type": "technology"}],
+                   "edges": [{"source": kept, "target": RUN, "predicate": "mentions"}], "rejected": [],
+                   "candidates": 3, "by_id": {kept: 2}}
+    assert drop_references(link, set()) == link and drop_references(gone, {gone}) is None
