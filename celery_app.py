@@ -64,6 +64,10 @@ PUBLIC_TASKS = [
     "engram.skills.list",
 ]
 
+# Public tasks whose results quote memory (answers, agent memory, session turns) or name what
+# was forgotten: kept in the result backend ENGRAM_SHORT_RESULT_TTL_SECONDS, not result_expires.
+SHORT_LIVED_RESULTS = frozenset({"engram.recall", "engram.agent.memory", "engram.sessions", "engram.forget"})
+
 
 def public_routes(s) -> dict:
     return {name: {"queue": s.queue_api} for name in PUBLIC_TASKS}

@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     retry_backoff_base_seconds: float = Field(default=2.0, gt=0)
     retry_backoff_max_seconds: int = Field(default=60, gt=0)
     longest_task_seconds: int = Field(default=1800, gt=0)
+    short_result_ttl_seconds: int = Field(
+        default=600, gt=0, description="how long a recall / agent memory / sessions / forget result stays in the "
+        "result backend for a producer that never fetches it (the Engram client deletes it once read)")
     broker_outage_seconds: float = Field(
         default=60.0, gt=0, description="publishes (accepts, next chain links, retries) wait out a broker outage this long")
     run_heartbeat_timeout_seconds: int = Field(default=300, gt=0)

@@ -17,6 +17,8 @@ from celery.app.amqp import AMQP
 from kombu.utils.json import dumps as kombu_dumps
 from kombu.utils.json import loads as kombu_loads
 
+from engram.adapters.task_events import summary_repr
+
 HEADER = "engram_sig"
 _keys: dict[tuple, bytes] = {}
 
@@ -75,6 +77,11 @@ class SigningAMQP(AMQP):
     """The Engram app's message builder: every task message it publishes is signed."""
 
     def as_task_v2(self, task_id, name, args=None, kwargs=None, *rest, **options):
+        # What task-sent events and the worker's logs show: ids and counts, never the payload.
+        if options.get("argsrepr") is None:
+            options["argsrepr"] = summary_repr(list(args or ()))
+        if options.get("kwargsrepr") is None:
+            options["kwargsrepr"] = summary_repr(dict(kwargs or {}))
         message = super().as_task_v2(task_id, name, args, kwargs, *rest, **options)
         from engram.settings import get_settings
 

@@ -12,6 +12,8 @@ from celery import Task
 from pydantic import BaseModel
 
 from engram.adapters.errors import is_transient
+from engram.adapters.task_events import Reply
+from engram.celery_app import SHORT_LIVED_RESULTS
 from engram.celery_app import PUBLIC_TASKS as PUBLIC_TASK_NAMES
 from engram.celery_app import app
 from engram.settings import get_settings
@@ -44,14 +46,26 @@ class EngramTask(Task):
     payload_model: type[BaseModel] | None = None
     public = False  # engram_task(..., public=True) adds a producer task to the contract
     typing = False  # validation is ours, with a clear message
+    # Task events show ids and counts of the payload, the answer and a failure, never memory text.
+    Request = "engram.adapters.task_events:RedactedRequest"
 
     def __call__(self, *args, **kwargs):
         request = self.request
-        if not (self.public or self.name in PUBLIC_TASKS) and not (request.called_directly or request.is_eager):
+        local = request.called_directly or request.is_eager
+        if not (self.public or self.name in PUBLIC_TASKS) and not local:
             _verify(self.name, kwargs, request)  # before anything else: nothing of a forged message runs
         if self.payload_model is not None:
-            return self._accepting(parse_payload(self.name, self.payload_model, args, kwargs))
-        return super().__call__(*args, **kwargs)
+            out = self._accepting(parse_payload(self.name, self.payload_model, args, kwargs))
+        else:
+            out = super().__call__(*args, **kwargs)
+        return out if local else Reply(out)  # stored as the value, shown in the task-succeeded event as its summary
+
+    def after_return(self, status, retval, task_id, args, kwargs, einfo):
+        """An answer quoting memory (recall, agent memory, session turns) or a forget naming what
+        went lives in the result backend ENGRAM_SHORT_RESULT_TTL_SECONDS, not result_expires: the
+        producer fetches it at once."""
+        if self.name in SHORT_LIVED_RESULTS and not (self.request.called_directly or self.request.is_eager):
+            self.backend.expire(self.backend.get_key_for_task(task_id), get_settings().short_result_ttl_seconds)
 
     def _accepting(self, payload):
         """Every task rides out a short database/broker outage: retried with backoff, within a bound.

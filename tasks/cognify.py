@@ -100,9 +100,11 @@ def forget(self, req: ForgetRequest) -> dict:
         if rewritten:  # a kept fact's vector embedded the forgotten description: embed what is left
             vectors = get_embedder(get_settings()).embed([t for _, t in rewritten])
             uow.forget.set_edge_embeddings({e: v for (e, _), v in zip(rewritten, vectors)})
-        # Task results quoting what went (a recall's chunks, an accept's payload): before the
-        # commit, so a Redis error rolls the forget back and its retry does both.
-        purge_quoting(get_redis(), uow.forget.removed_texts)
+        # Task results quoting what went (a recall's chunks, an accept's payload) or naming its
+        # ids (a capture's object), and a forgotten dataset's every result: before the commit, so
+        # a Redis error rolls the forget back and its retry does both.
+        purge_quoting(get_redis(), uow.forget.removed_texts, ids=uow.forget.removed_ids,
+                      datasets=[req.dataset, str(dataset)] if req.data_item_id is None else ())
     return ForgetResult(**counts).model_dump()
 
 

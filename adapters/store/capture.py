@@ -192,19 +192,20 @@ class CaptureRepository:
 
     # ------------------------------------------------------------ forget
 
-    def forget(self, item_ids: Sequence[uuid.UUID]) -> int:
+    def forget(self, item_ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
         """Before items go: their objects' nodes, every edge touching them, and inferences drawn
         from them (an inferred edge carries its premises' chunks in its provenance). Their rows
-        and requests follow the data items (cascade); their runs are tombstoned with the rest."""
+        and requests follow the data items (cascade); their runs are tombstoned with the rest.
+        Returns the removed edges' ids."""
         objects = list(self.conn.execute(select(capture_objects.c.id).where(capture_objects.c.id.in_(list(item_ids))))
                        .scalars())
         if not objects:
-            return 0
+            return []
         chunk_ids = [object_chunk(o) for o in objects]
-        removed = self.conn.execute(text(
+        removed = list(self.conn.execute(text(
             "DELETE FROM edges WHERE source_id = ANY(:o) OR target_id = ANY(:o)"
-            " OR (properties->>'origin' = 'reasoner' AND provenance && CAST(:c AS uuid[]))"),
-            {"o": objects, "c": chunk_ids}).rowcount
+            " OR (properties->>'origin' = 'reasoner' AND provenance && CAST(:c AS uuid[])) RETURNING id"),
+            {"o": objects, "c": chunk_ids}).scalars())
         self.conn.execute(entities.delete().where(entities.c.id.in_(objects)))
         return removed
 

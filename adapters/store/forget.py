@@ -3,13 +3,18 @@
 An item's text lives on in its chunks and summaries, in graph rows derived from it (entities,
 edges, their descriptions and vectors), in its run's stage outputs and params, in session
 entries whose answers cite it, and in the session documents those entries became. All of it
-goes, in one transaction; the run stays as a tombstone with status `forgotten`.
+goes, in one transaction; the run stays as a tombstone with status `forgotten`. Other runs'
+stage outputs and params drop their references to the forgotten ids (a capture's link output
+naming the forgotten object, a pass's list of the edges it touched).
 """
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Connection, text
 
@@ -17,6 +22,52 @@ from engram.adapters.store.embeddings import forget_embeddings
 from engram.adapters.store.spans import refresh_spans
 
 Counts = dict[str, int]
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DROP = object()
+
+
+def _names(value: Any, ids: set[str]) -> bool:
+    return isinstance(value, str) and any(m.lower() in ids for m in _UUID.findall(value))
+
+
+def drop_references(value: Any, ids: set[str]) -> Any:
+    """`value` (a stage output, run params) without what names any of `ids` (lower-case): a list
+    element naming one goes whole (an edge {source, target}, a proposal), as does a key whose
+    string value names one."""
+    out = _drop(value, ids)
+    return None if out is _DROP else out
+
+
+def _drop(value: Any, ids: set[str]) -> Any:
+    if isinstance(value, dict):
+        kept = {}
+        for k, v in value.items():
+            if _names(k, ids):
+                continue
+            out = _drop(v, ids)
+            if out is not _DROP:
+                kept[k] = out
+        return kept
+    if isinstance(value, list):
+        return [_drop(v, ids) for v in value if not _references(v, ids)]
+    if _names(value, ids):
+        return _DROP
+    return value
+
+
+def _references(value: Any, ids: set[str]) -> bool:
+    if isinstance(value, dict):
+        return any(_names(k, ids) or _references(v, ids) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_references(v, ids) for v in value)
+    return _names(value, ids)
+
+
+def _without(text_: str | None, ids: set[str]) -> str | None:
+    """A run's error or reason with the forgotten ids replaced."""
+    if text_ is None:
+        return None
+    return _UUID.sub(lambda m: "<forgotten>" if m.group(0).lower() in ids else m.group(0), text_)
 
 
 def _uuids(values) -> list[uuid.UUID]:
@@ -29,6 +80,10 @@ class ForgetRepository:
         # The texts forget removed (contents, chunks, summaries, entity names, session turns):
         # the caller purges copies outside Postgres that quote them (Celery task results).
         self.removed_texts: list[str] = []
+        # The ids forget removed (items = captured objects, chunks, edges, entities, session
+        # entries): other runs' outputs drop them, and the caller purges task results naming them.
+        self.removed_ids: set[str] = set()
+        self._datasets: set[uuid.UUID] = set()
 
     def _note(self, sql: str, **params) -> None:
         self.removed_texts.extend(t for row in self.conn.execute(text(sql), params) for t in row if t)
@@ -53,6 +108,7 @@ class ForgetRepository:
                 break
             derived = self._forget_batch(batch, counts, rewritten)
             pending = derived
+        self._drop_references()
         return counts, sorted(rewritten.items())
 
     def _forget_batch(self, items: list[uuid.UUID], counts: Counts, rewritten: dict[uuid.UUID, str]) -> list[uuid.UUID]:
@@ -63,6 +119,7 @@ class ForgetRepository:
             "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
             " WHERE d.data_item_id = ANY(CAST(:items AS uuid[]))", **p)
         datasets = self._ids("SELECT DISTINCT dataset_id FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
+        self._datasets.update(datasets)
         c = {"c": chunk_ids, "d": datasets}
         self._note("SELECT content FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
         self._note("SELECT c.text, s.text FROM chunks c LEFT JOIN summaries s ON s.chunk_id = c.id"
@@ -70,7 +127,9 @@ class ForgetRepository:
         from engram.adapters.store.capture import CaptureRepository
 
         # Captured objects: their nodes, every edge touching them, inferences drawn from them.
-        counts["edges"] += CaptureRepository(self.conn).forget(items)
+        captured_edges = CaptureRepository(self.conn).forget(items)
+        counts["edges"] += len(captured_edges)
+        self.removed_ids.update(str(e) for e in captured_edges)
         linked = self._ids("SELECT DISTINCT target_id FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
                            " AND relationship = 'contains'", **c)
         removed = self._ids("DELETE FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
@@ -104,6 +163,7 @@ class ForgetRepository:
         for r in removed:
             rewritten.pop(r, None)
         counts["edges"] += len(removed)
+        self.removed_ids.update(str(i) for i in [*items, *chunk_ids, *removed])
         counts["chunks"] += self.conn.execute(
             text("DELETE FROM chunks WHERE id = ANY(CAST(:c AS uuid[]))"), c).rowcount
         # Likewise an interval whose successor interval went with the item (rows cascade with chunks).
@@ -119,17 +179,19 @@ class ForgetRepository:
             "DELETE FROM session_entries WHERE source_chunk_ids && CAST(:c AS uuid[])"
             " OR source_edge_ids && CAST(:r AS uuid[]) RETURNING id", c=chunk_ids, r=removed)
         counts["session_entries"] += len(entries)
+        self.removed_ids.update(str(e) for e in entries)
         lesson_items = self._forget_learned(items, entries)
         forget_embeddings(self.conn, items)  # reuse vectors and pending texts no remaining item uses
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
-        names = self.conn.execute(text(
+        gone_entities = self.conn.execute(text(
             "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
             " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
             # A captured object's node stays while its object does, linked or not.
-            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.name"), c).scalars().all()
-        counts["entities"] += len(names)
-        self.removed_texts.extend(names)
+            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.id, e.name"), c).all()
+        counts["entities"] += len(gone_entities)
+        self.removed_texts.extend(e.name for e in gone_entities)
+        self.removed_ids.update(str(e.id) for e in gone_entities)
         # A kept entity's description may be the item's: take it from a remaining mention instead.
         self.conn.execute(text(
             "UPDATE entities e SET description = coalesce((SELECT substr(g.edge_text, position(': ' in g.edge_text) + 2)"
@@ -160,6 +222,33 @@ class ForgetRepository:
         self.conn.execute(text("DELETE FROM truth_bases WHERE dataset_id = ANY(CAST(:d AS uuid[]))"),
                           {"d": list({r.dataset_id for r in lessons})})
         return [r.data_item_id for r in lessons if r.data_item_id is not None and r.data_item_id not in items]
+
+    def _drop_references(self) -> None:
+        """Other runs of the touched datasets stop naming what went: their stage outputs, errors
+        and reasons, and their params (the forgotten runs themselves are tombstones already)."""
+        if not self.removed_ids or not self._datasets:
+            return
+        ids = {i.lower() for i in self.removed_ids}
+        p = {"d": list(self._datasets), "m": [f"%{i}%" for i in sorted(ids)]}
+        stages = self.conn.execute(text(
+            "SELECT s.run_id, s.stage, s.output, s.error, s.reason FROM stage_runs s"
+            " JOIN pipeline_runs r ON r.id = s.run_id WHERE r.dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND (lower(CAST(s.output AS text)) LIKE ANY(:m) OR lower(s.error) LIKE ANY(:m)"
+            " OR lower(s.reason) LIKE ANY(:m)) FOR UPDATE OF s"), p).all()
+        for row in stages:
+            self.conn.execute(text(
+                "UPDATE stage_runs SET output = CAST(:o AS jsonb), error = :e, reason = :r"
+                " WHERE run_id = :run AND stage = :stage"),
+                {"o": None if row.output is None else json.dumps(drop_references(row.output, ids)),
+                 "e": _without(row.error, ids), "r": _without(row.reason, ids), "run": row.run_id,
+                 "stage": row.stage})
+        runs = self.conn.execute(text(
+            "SELECT id, params, error FROM pipeline_runs WHERE dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND (lower(CAST(params AS text)) LIKE ANY(:m) OR lower(error) LIKE ANY(:m)) FOR UPDATE"), p).all()
+        for row in runs:
+            self.conn.execute(text("UPDATE pipeline_runs SET params = CAST(:p AS jsonb), error = :e WHERE id = :i"),
+                              {"p": json.dumps(drop_references(row.params, ids) or {}),
+                               "e": _without(row.error, ids), "i": row.id})
 
     def _tombstone(self, runs: list[uuid.UUID]) -> int:
         """The run stays (its id answers status) but holds nothing of the item."""

@@ -252,3 +252,101 @@ def test_docs_capture_examples_run_verbatim(worker, store):
         types = uow.conn.execute(text("SELECT obj_type, count(*) FROM capture_objects o JOIN datasets d"
                                       " ON d.id = o.dataset_id WHERE d.name = 'team-notes' GROUP BY 1")).all()
     assert dict(types) == {t: 1 for t in ("session", "fix", "decision", "lesson", "research", "idea")}
+
+
+class FlowerLike:
+    """Every task event of a worker's broker, as Flower receives them (a thread with an EventReceiver)."""
+
+    def __init__(self, app):
+        import threading
+
+        self.app, self.events, self.ready = app, [], threading.Event()
+        self.receiver = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from celery.events import EventReceiver
+
+        ready = self.ready
+
+        class Receiver(EventReceiver):
+            def on_consume_ready(self, *args, **kwargs):
+                super().on_consume_ready(*args, **kwargs)
+                ready.set()
+
+        with self.app.connection_for_read() as conn:
+            self.receiver = Receiver(conn, handlers={"*": self.events.append}, app=self.app)
+            self.receiver.capture(limit=None, timeout=None, wakeup=True)
+
+    def __enter__(self) -> FlowerLike:
+        self.thread.start()
+        assert self.ready.wait(60), "event receiver never consumed"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.receiver is not None:
+            self.receiver.should_stop = True
+        self.thread.join(10)
+
+    def tasks(self) -> list[dict]:
+        return [e for e in list(self.events) if str(e.get("type", "")).startswith("task-")]
+
+
+def test_forget_of_a_linked_capture_leaves_its_id_in_no_stage_output_event_or_result(replay, store, dataset_name,
+                                                                                     services):
+    import redis
+    from celery import Celery
+
+    from engram.tests.integration.improve_helpers import wait_until
+    from engram.tests.integration.test_forget import copies, redis_copies
+
+    cause = {"title": "Brittle Quenwick cache", "content": "The Quenwick cache drops keys under load.",
+             "type": "lesson"}
+    fix = {"title": "Quenwick eviction fix", "content": "Pinned the Quenwick eviction policy to stop key loss.",
+           "type": "fix"}
+    cause_id, fix_id = object_id(dataset_name, **cause), object_id(dataset_name, **fix)
+    ENTRIES.extend([classify(cause["title"], "lesson"), classify(fix["title"], "fix")])
+    path = replay.env["ENGRAM_LLM_MODEL"].split(":", 1)[1]
+    write(path, [links("Pinned the Quenwick", (fix_id, cause_id, "causedBy", 0.9))])
+    bare = Celery(broker=replay.redis_url, backend=replay.redis_url)  # a producer that never forgets a result
+    with FlowerLike(replay.app) as flower:
+        accept = bare.send_task("engram.capture", kwargs={"dataset": dataset_name, "create_dataset": True, **cause})
+        accepted = accept.get(timeout=120)
+        assert replay.client.capture_status(cause_id, uuid.UUID(accepted["run_id"])).status == "complete"
+        done = replay.client.capture(dataset=dataset_name, wait=True, **fix)
+        assert done.status == "complete", done
+        with store.unit_of_work() as uow:
+            assert {"source": str(fix_id), "target": str(cause_id), "predicate": "causedBy"} in uow.runs.stage_output(
+                done.run_id, "link")["edges"]
+        answer = bare.send_task("engram.recall", kwargs={"question": "Why does the Quenwick cache lose keys?",
+                                                         "datasets": [dataset_name], "object_types": ["lesson"]})
+        assert str(cause_id) in json.dumps(answer.get(timeout=120))
+        # An answer stays only ENGRAM_SHORT_RESULT_TTL_SECONDS in the result backend.
+        results = redis.Redis.from_url(replay.redis_url)
+        short = replay.settings.short_result_ttl_seconds  # set just after the result is stored
+        wait_until(lambda: 0 < results.ttl(f"celery-task-meta-{answer.id}") <= short, what="the answer's short TTL")
+        assert results.ttl(f"celery-task-meta-{accept.id}") > short
+        needle = str(cause_id)
+        assert "stage_runs.output" in copies(store, (needle,))  # the fix's link output, among others
+        assert redis_copies(services, (needle,))  # the accept's and the recall's results
+
+        replay.client.forget(dataset_name, data_item_id=cause_id)
+        def forgotten() -> bool:
+            forgets = {e["uuid"] for e in flower.tasks() if e.get("name") == "engram.forget"}
+            return any(e["type"] == "task-succeeded" and e["uuid"] in forgets for e in flower.tasks())
+
+        wait_until(forgotten, what="the forget's task-succeeded event")  # every earlier event is in by then
+
+    assert copies(store, (needle,)) == []
+    assert redis_copies(services, (needle,)) == []
+    events = flower.tasks()
+    shown = json.dumps(events).lower()
+    assert needle not in shown and "quenwick" not in shown  # neither the id nor any memory text
+    # Still useful: names, the dataset, run ids and counts.
+    received = [e for e in events if e["type"] == "task-received"]
+    assert {"engram.capture", "engram.recall", "engram.forget"} <= {e["name"] for e in received}
+    assert any(dataset_name in e["kwargs"] for e in received if e["name"] == "engram.recall")
+    assert any(str(done.run_id) in e.get("result", "") for e in events if e["type"] == "task-succeeded")
+    with store.unit_of_work() as uow:
+        assert uow.runs.stage_output(done.run_id, "link")["edges"] == []  # the kept object's link output
+        assert uow.capture.get(fix_id) is not None

@@ -1,5 +1,7 @@
 """Forget leaves no copy: every text, jsonb and array column of every table is searched, and
-every value of every Redis database (task results, queued messages, Engram's own keys)."""
+every value of every Redis database (task results, queued messages, Engram's own keys).
+test_capture.py forgets a linked capture: its id leaves other runs' stage outputs, task
+results and the task events a Flower-like receiver got."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 
 from sqlalchemy import text
 
+from engram.settings import get_settings
 from engram.tasks.client import RunHandle
 from engram.tests.integration.improve_helpers import fully_processed, wait_until
 
@@ -86,9 +89,14 @@ def test_forget_an_item_leaves_no_copy_and_tombstones_its_run(client, store, dat
     before = copies(store, DROP_MARKERS)
     assert {"data_items.content", "chunks.text", "stage_runs.output", "session_entries.answer"} <= set(before)
     # A bare producer that never forgets its results: a recall quoting the item stays in Redis.
-    client.app.send_task("engram.recall", kwargs={"question": "Who founded Zephyrine Mills?", "datasets": [dataset_name],
-                                                  "search_type": "CHUNKS_LEXICAL"}).get(timeout=120)
+    answer = client.app.send_task("engram.recall", kwargs={"question": "Who founded Zephyrine Mills?",
+                                                           "datasets": [dataset_name], "search_type": "CHUNKS_LEXICAL"})
+    answer.get(timeout=120)
     assert redis_copies(services, DROP_MARKERS)
+    # ... though only for a short while (set just after the result is stored).
+    ttl = client.app.backend.client.ttl
+    wait_until(lambda: 0 < ttl(f"celery-task-meta-{answer.id}") <= get_settings().short_result_ttl_seconds,
+               what="the answer's short TTL")
 
     result = client.forget(dataset_name, data_item_id=dropped.data_item_id)
 

@@ -52,3 +52,18 @@ def test_purge_deletes_exactly_the_results_quoting_forgotten_text():
     assert purge_quoting(redis, [chunk, "Zephyrine Mills", "Al", ""]) == 3
     assert sorted(redis.values) == ["celery-task-meta-3", "engram:lock"]
     assert purge_quoting(redis, []) == 0
+
+
+def test_purge_deletes_the_results_naming_removed_ids_or_a_forgotten_dataset():
+    gone, kept = "9d3e1a77-aaaa-bbbb-cccc-ddddeeeeffff", "2b0c8f9e-1111-2222-3333-444455556666"
+    capture = {"status": "SUCCESS", "result": {"object_id": gone.upper(), "run_id": kept}}
+    other = {"status": "SUCCESS", "result": {"object_id": kept}, "kwargs": {"dataset": "kb"}}
+    extended = {"status": "SUCCESS", "result": {"runs": 1},
+                "kwargs": {"__type__": "bytes", "__value__": json.dumps({"dataset": "gone-kb"})}}
+    recall = {"status": "SUCCESS", "result": {"items": []}, "kwargs": {"datasets": ["x", "gone-kb"]}}
+    stored = [capture, other, extended, recall]
+    redis = FakeRedis({f"celery-task-meta-{i}": json.dumps(v) for i, v in enumerate(stored)})
+    assert purge_quoting(redis, [], ids=[gone]) == 1
+    assert sorted(redis.values) == ["celery-task-meta-1", "celery-task-meta-2", "celery-task-meta-3"]
+    assert purge_quoting(redis, [], datasets=["gone-kb"]) == 2
+    assert sorted(redis.values) == ["celery-task-meta-1"]
