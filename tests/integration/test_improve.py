@@ -78,8 +78,8 @@ def test_session_turn_is_stored_at_once_then_persisted_as_user_sessions_memory(f
     assert got == {
         "feedback_weights": ("skipped", "no_new_feedback"),
         "persist_session_qa": ("completed", None),
-        "persist_agent_traces": ("not_available", "stage body not available in this version"),
-        "extract_agent_context": ("not_available", "stage body not available in this version"),
+        "persist_agent_traces": ("skipped", "no_new_traces"),
+        "extract_agent_context": ("skipped", "no_new_traces"),
         "distill_sessions": ("skipped", "llm_required"),  # the fleet runs on the offline default
         "update_user_preferences": ("skipped", "disabled_by_config"),
         "build_truth_subspace": ("skipped", "disabled_by_config"),
