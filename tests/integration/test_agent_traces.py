@@ -6,13 +6,19 @@ puts that memory into a litellm call made inside the function (litellm's mock pr
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 from improve_helpers import rows, scalar, settled, stages, wait_until
 
 from engram.pipelines.ids import trace_entry_id
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "agentic.md"
 USER = "alice"
 
 
@@ -144,3 +150,15 @@ def test_injection_puts_the_memory_into_a_litellm_call_inside_the_decorated_func
     assert "Harbor Cafe" in message["content"].split("Original Input:")[0]
     assert message["content"].endswith("\n\nOriginal Input:\nWhat does Harbor Cafe serve?")
 
+
+def test_the_documented_injection_snippet_runs_verbatim(worker, tmp_path):
+    section = DOCS.read_text().split("\n## Agent memory", 1)[1].split("\n## ", 1)[0]
+    snippet = re.findall(r"```python\n(.*?)```", section, re.S)[-1]
+    env = {"PATH": "/usr/bin:/bin", "ENGRAM_REDIS_URL": worker.redis_url, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # engram as the tests import it
+    done = subprocess.run([sys.executable, "-c", snippet], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert out.startswith("Additional Memory Context:\n") and "Seabird" in out.split("Original Input:")[0]
+    assert out.strip().endswith("Original Input:\nWhen does the Seabird ship?\nIn May.")
