@@ -130,8 +130,8 @@ class AgenticRepository:
         done = self.conn.execute(insert(agent_traces).values(
             id=trace_id, dataset_id=dataset_id, user_id=user_id, session_id=session_id, function=function,
             inputs=inputs, result=result, error=error, memory=memory,
-        ).on_conflict_do_nothing(index_elements=[agent_traces.c.id]))
-        return done.rowcount == 1
+        ).on_conflict_do_nothing(index_elements=[agent_traces.c.id]).returning(agent_traces.c.id)).first()
+        return done is not None
 
     def last_traces(self, dataset_id: uuid.UUID, user_id: uuid.UUID, session_id: str | None,
                     limit: int) -> list[dict[str, Any]]:
