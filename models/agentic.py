@@ -82,6 +82,7 @@ class AgentTraceRequest(Payload):
     inputs: str = Field(max_length=20_000)
     result: str | None = Field(default=None, max_length=20_000)
     error: str | None = Field(default=None, max_length=20_000)
+    memory: str | None = Field(default=None, max_length=20_000)  # the memory the call was shown
 
 
 def refuse_import_paths(handler: str, allowed: set[str]) -> str | None:

@@ -100,6 +100,11 @@ def recall_entry_id(request_id: str) -> uuid.UUID:
     return uuid.uuid5(ENGRAM_NAMESPACE, f"RecallSessionEntry:{request_id}")
 
 
+def trace_entry_id(trace_id: uuid.UUID) -> uuid.UUID:
+    """The session entry an agent trace becomes: persisting a trace twice stores it once."""
+    return uuid.uuid5(ENGRAM_NAMESPACE, f"AgentTraceEntry:{trace_id}")
+
+
 def preference_key(statement: str) -> str:
     """Two preference sentences are one preference when they differ in spacing, case or a final "."/"!"."""
     return _SPACES.sub(" ", statement).strip().casefold().rstrip(".!")

@@ -12,9 +12,15 @@
 Before each call it fetches bounded memory (graph top_k facts and the last n traces of the
 session) with one `engram.agent.memory` task; inside the call `current_memory()` and
 `memory_prompt(text)` see that call's memory only (a context variable: concurrent calls never
-share a frame). After the call it enqueues `engram.agent.trace` (inputs, the sanitised return
-value or the error) and does not wait for it. A failed or slow retrieval means empty memory,
-never a failed host call. Importing this module starts nothing and connects nowhere.
+share a frame). After the call it enqueues `engram.agent.trace` (inputs, the memory shown, the
+sanitised return value or the error) and does not wait for it. A failed or slow retrieval means
+empty memory, never a failed host call. Importing this module starts nothing and connects nowhere.
+
+With `inject=True` the memory also reaches litellm calls made inside the decorated call without
+`memory_prompt()`: a litellm callback (adapters/llm/memory_injection.py, registered once in
+`litellm.callbacks`) reads the call's frame and prepends the memory to the last user message of
+every `litellm.acompletion` request (litellm runs request-changing callbacks on its async path
+only).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Frame:
     dataset: str
     session_id: str | None
     memory: str
+    inject: bool = False  # litellm calls inside the decorated call get the memory (opt-in)
 
 
 def current_memory() -> str:
@@ -59,6 +66,45 @@ def memory_prompt(original_input: str) -> str:
     return f"Additional Memory Context:\n{memory}\n\nOriginal Input:\n{original_input}"
 
 
+MEMORY_HEADER = "Additional Memory Context:\n"
+
+
+def inject_memory(messages: list, memory: str) -> list:
+    """The messages with the memory prepended to the last user message (as `memory_prompt` does),
+    or as a first system message when there is none; the caller's list and dicts are not changed."""
+    if not memory:
+        return messages
+    out = list(messages)
+    for i in range(len(out) - 1, -1, -1):
+        m = out[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, str):
+                if content.startswith(MEMORY_HEADER):  # the host already used memory_prompt()
+                    return messages
+                out[i] = {**m, "content": f"{MEMORY_HEADER}{memory}\n\nOriginal Input:\n{content}"}
+                return out
+            if isinstance(content, list):
+                note = {"type": "text", "text": f"{MEMORY_HEADER}{memory}\n\nOriginal Input:"}
+                out[i] = {**m, "content": [note, *content]}
+                return out
+            break
+    return [{"role": "system", "content": f"{MEMORY_HEADER}{memory}"}, *out]
+
+
+def _injected_memory() -> str | None:
+    """The memory a litellm call running in this context gets (decorated with inject=True)."""
+    frame = _frame.get()
+    return frame.memory if frame is not None and frame.inject and frame.memory else None
+
+
+def install_injection():
+    """Register the litellm callback that injects the decorated call's memory (idempotent)."""
+    from engram.adapters.llm.memory_injection import install
+
+    return install(_injected_memory, inject_memory)
+
+
 def _sanitise(value: Any) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text[:MAX_TRACE_CHARS]
@@ -70,9 +116,12 @@ def _resolve(value: str | Callable[..., str] | None, args: tuple, kwargs: dict) 
 
 def agent_memory(app, *, dataset: str | Callable[..., str], user: str | Callable[..., str] = "default",
                  session_id: str | Callable[..., str] | None = None, top_k: int = 5, last_traces: int = 3,
-                 timeout: float = 5.0, query: Callable[..., str] | None = None):
+                 timeout: float = 5.0, query: Callable[..., str] | None = None, inject: bool = False):
     """Decorate a sync or async agent function. `dataset`, `user`, `session_id` and `query` may be
-    callables receiving the call's arguments; the default query is the first argument as text."""
+    callables receiving the call's arguments; the default query is the first argument as text.
+    `inject`: litellm async calls made inside the call get the memory prepended (see above)."""
+    if inject:
+        install_injection()
 
     def fetch(frame_args: tuple, frame_kwargs: dict) -> Frame:
         who = _resolve(user, frame_args, frame_kwargs) or "default"
@@ -87,12 +136,15 @@ def agent_memory(app, *, dataset: str | Callable[..., str], user: str | Callable
             memory = str(reply.get("memory") or "") if isinstance(reply, dict) else ""
         except Exception as exc:  # retrieval never breaks the host call
             log.warning("agent memory: retrieval failed, continuing without memory: %s", exc)
-        return Frame(who, where, session, memory)
+        if inject:
+            install_injection()  # again: the host may have replaced litellm.callbacks since
+        return Frame(who, where, session, memory, inject)
 
     def store(frame: Frame, fn_name: str, args: tuple, kwargs: dict, result: Any, error: BaseException | None):
         payload = {"trace_id": str(uuid.uuid4()), "user": frame.user, "dataset": frame.dataset,
                    "session_id": frame.session_id, "function": fn_name,
                    "inputs": _sanitise({"args": args, "kwargs": kwargs}),
+                   "memory": frame.memory[:MAX_TRACE_CHARS] or None,
                    "result": None if error else _sanitise(result),
                    "error": f"{type(error).__name__}: {error}" if error else None}
         try:

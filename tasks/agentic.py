@@ -160,7 +160,7 @@ def agent_trace(self, req: AgentTraceRequest) -> dict:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         user_id = uow.access.ensure_user(req.user)
         stored = uow.agentic.add_trace(req.trace_id, dataset, user_id, req.session_id, req.function,
-                                       req.inputs, req.result, req.error)
+                                       req.inputs, req.result, req.error, req.memory)
     return {"status": "stored" if stored else "duplicate", "trace_id": str(req.trace_id)}
 
 

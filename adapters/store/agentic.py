@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.models.tables import agent_tools, agent_traces, skill_proposals, skill_runs, skills
+from engram.models.tables import (agent_tools, agent_traces, lessons, session_improve_state, skill_proposals, skill_runs, skills,
+                                   users)
 from engram.pipelines import ids
 from engram.pipelines.agentic.skills import Skill, SkillRun
 from engram.pipelines.agentic.tools import ToolSpec
@@ -124,11 +125,13 @@ class AgenticRepository:
 
     # --- agent traces -------------------------------------------------------------------------
     def add_trace(self, trace_id: uuid.UUID, dataset_id: uuid.UUID, user_id: uuid.UUID, session_id: str | None,
-                  function: str, inputs: str, result: str | None, error: str | None) -> bool:
+                  function: str, inputs: str, result: str | None, error: str | None,
+                  memory: str | None = None) -> bool:
         done = self.conn.execute(insert(agent_traces).values(
             id=trace_id, dataset_id=dataset_id, user_id=user_id, session_id=session_id, function=function,
-            inputs=inputs, result=result, error=error).on_conflict_do_nothing(index_elements=[agent_traces.c.id]))
-        return done.rowcount == 1
+            inputs=inputs, result=result, error=error, memory=memory,
+        ).on_conflict_do_nothing(index_elements=[agent_traces.c.id]).returning(agent_traces.c.id)).first()
+        return done is not None
 
     def last_traces(self, dataset_id: uuid.UUID, user_id: uuid.UUID, session_id: str | None,
                     limit: int) -> list[dict[str, Any]]:
@@ -138,3 +141,60 @@ class AgenticRepository:
         if session_id is not None:
             query = query.where(agent_traces.c.session_id == session_id)
         return [dict(r._mapping) for r in self.conn.execute(query)]
+
+    # --- traces as memory (improve: persist_agent_traces, extract_agent_context) --------------
+    def trace_watermarks(self, dataset_id: uuid.UUID, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Per session: how far its traces became entries (`persist`) and were distilled (`context`)."""
+        c = session_improve_state.c
+        rows = self.conn.execute(select(c.session_id, c.trace_watermark_seq, c.context_watermark_seq).where(
+            c.dataset_id == dataset_id, c.session_id.in_(list(session_ids)))).all()
+        found = {r[0]: {"persist": int(r[1]), "context": int(r[2])} for r in rows}
+        return {s: found.get(s, {"persist": 0, "context": 0}) for s in session_ids}
+
+    def pending_traces(self, dataset_id: uuid.UUID, session_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Per session with traces: the top seq and how many traces each watermark has not passed."""
+        if not session_ids:
+            return {}
+        rows = self.conn.execute(text(
+            "SELECT t.session_id, max(t.seq) AS upto,"
+            " count(*) FILTER (WHERE t.seq > coalesce(s.trace_watermark_seq, 0)) AS persist,"
+            " count(*) FILTER (WHERE t.seq > coalesce(s.context_watermark_seq, 0)) AS context"
+            " FROM agent_traces t LEFT JOIN session_improve_state s"
+            "   ON s.dataset_id = t.dataset_id AND s.session_id = t.session_id"
+            " WHERE t.dataset_id = :d AND t.session_id = ANY(:ss) GROUP BY t.session_id"),
+            {"d": dataset_id, "ss": list(session_ids)}).mappings()
+        return {r["session_id"]: {"upto": int(r["upto"]), "persist": int(r["persist"]), "context": int(r["context"])}
+                for r in rows}
+
+    def trace_window(self, dataset_id: uuid.UUID, session_id: str, after_seq: int, upto_seq: int,
+                     errors_only: bool = False) -> list[dict[str, Any]]:
+        """The session's traces with after_seq < seq <= upto_seq, in arrival order, with the caller's name."""
+        c = agent_traces.c
+        query = (select(agent_traces, users.c.name.label("user_name"))
+                 .select_from(agent_traces.outerjoin(users, users.c.id == c.user_id))
+                 .where(c.dataset_id == dataset_id, c.session_id == session_id, c.seq > after_seq, c.seq <= upto_seq)
+                 .order_by(c.seq))
+        if errors_only:
+            query = query.where(c.error.isnot(None))
+        return [dict(r._mapping) for r in self.conn.execute(query)]
+
+    def advance_trace_watermarks(self, dataset_id: uuid.UUID, session_id: str, *, persist: int | None = None,
+                                 context: int | None = None) -> None:
+        c = session_improve_state.c
+        values: dict[str, Any] = {"updated_at": func.now()}
+        if persist is not None:
+            values["trace_watermark_seq"] = func.greatest(c.trace_watermark_seq, persist)
+        if context is not None:
+            values["context_watermark_seq"] = func.greatest(c.context_watermark_seq, context)
+        self.conn.execute(insert(session_improve_state).values(dataset_id=dataset_id, session_id=session_id)
+                          .on_conflict_do_nothing())
+        self.conn.execute(update(session_improve_state).where(c.dataset_id == dataset_id, c.session_id == session_id)
+                          .values(**values))
+
+    def lessons_not_of_run(self, lesson_ids: Sequence[uuid.UUID], run_id: uuid.UUID) -> set[uuid.UUID]:
+        """Which of these lessons exist, learned by another run than `run_id`."""
+        if not lesson_ids:
+            return set()
+        return set(self.conn.execute(select(lessons.c.id).where(
+            lessons.c.id.in_(list(set(lesson_ids))),
+            lessons.c.improve_run_id.is_distinct_from(run_id))).scalars().all())

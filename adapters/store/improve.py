@@ -168,23 +168,34 @@ class ImproveRepository:
     # ------------------------------------------------------------ beat sweeps
 
     def quiet_sessions(self, older_than_seconds: float, limit: int = 500) -> list[dict]:
-        """Sessions with entries (or feedback) pending for longer than T and no claim held.
+        """Sessions with entries (or feedback, or agent traces) pending for longer than T and no
+        claim held.
 
-        Entries stored without a debounce (e.g. by recall) count too: no state row = nothing done.
+        Entries stored without a debounce (e.g. by recall) count too: no state row = nothing done;
+        so do agent traces, which request no improve themselves.
         """
         rows = self.conn.execute(
             text(
-                "SELECT e.dataset_id, e.session_id, CAST(min(CAST(e.user_id AS text)) AS uuid) AS user_id"
-                " FROM session_entries e"
+                "WITH pending AS ("
+                " SELECT e.dataset_id, e.session_id, e.user_id FROM session_entries e"
                 " LEFT JOIN session_improve_state s ON s.dataset_id = e.dataset_id AND s.session_id = e.session_id"
-                " WHERE ((e.seq > coalesce(s.watermark_seq, 0) AND e.created_at <= now() - make_interval(secs => :t))"
+                " WHERE (e.seq > coalesce(s.watermark_seq, 0) AND e.created_at <= now() - make_interval(secs => :t))"
                 "   OR ((e.helpful_count <> e.feedback_applied_helpful OR e.harmful_count <> e.feedback_applied_harmful)"
-                "   AND e.feedback_at <= now() - make_interval(secs => :t)))"
+                "   AND e.feedback_at <= now() - make_interval(secs => :t))"
+                " UNION ALL"
+                " SELECT t.dataset_id, t.session_id, t.user_id FROM agent_traces t"
+                " LEFT JOIN session_improve_state s ON s.dataset_id = t.dataset_id AND s.session_id = t.session_id"
+                " WHERE t.session_id IS NOT NULL AND t.user_id IS NOT NULL"
+                "   AND t.seq > least(coalesce(s.trace_watermark_seq, 0), coalesce(s.context_watermark_seq, 0))"
+                "   AND t.created_at <= now() - make_interval(secs => :t))"
+                " SELECT p.dataset_id, p.session_id, CAST(min(CAST(p.user_id AS text)) AS uuid) AS user_id"
+                " FROM pending p"
+                " LEFT JOIN session_improve_state s ON s.dataset_id = p.dataset_id AND s.session_id = p.session_id"
                 # At most one automatic attempt per T: a run that keeps failing is not hammered.
-                " AND (s.last_improve_at IS NULL OR s.last_improve_at <= now() - make_interval(secs => :t))"
-                " AND NOT EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = e.dataset_id"
-                "   AND c.status = 'held' AND e.session_id = ANY(c.session_ids))"
-                " GROUP BY e.dataset_id, e.session_id ORDER BY e.dataset_id, e.session_id LIMIT :k"
+                " WHERE (s.last_improve_at IS NULL OR s.last_improve_at <= now() - make_interval(secs => :t))"
+                " AND NOT EXISTS (SELECT 1 FROM improve_claims c WHERE c.dataset_id = p.dataset_id"
+                "   AND c.status = 'held' AND p.session_id = ANY(c.session_ids))"
+                " GROUP BY p.dataset_id, p.session_id ORDER BY p.dataset_id, p.session_id LIMIT :k"
             ),
             {"t": float(older_than_seconds), "k": limit},
         ).mappings()

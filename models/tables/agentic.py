@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Column,
+    FetchedValue,
     Float,
     ForeignKey,
     String,
@@ -15,6 +17,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
 from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.improve import session_improve_state
 
 
 skills = Table(
@@ -89,4 +92,12 @@ agent_traces = Table(
     Column("result", Text),
     Column("error", Text),
     _created(),
+    # Migration 0017: the memory the call was shown, and the order of arrival (watermarks are
+    # "seq <= N", as for session entries).
+    Column("memory", Text),
+    Column("seq", BigInteger, nullable=False, server_default=FetchedValue()),
 )
+
+# How far a session's traces became session entries / were distilled (migration 0017).
+session_improve_state.append_column(Column("trace_watermark_seq", BigInteger, nullable=False, server_default="0"))
+session_improve_state.append_column(Column("context_watermark_seq", BigInteger, nullable=False, server_default="0"))

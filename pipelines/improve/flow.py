@@ -11,7 +11,8 @@ from typing import Any
 
 from engram.pipelines.flow import FATAL, OPTIONAL, Flow, Stage
 from engram.pipelines.improve.distill import MIN_CONFIDENCE
-from engram.pipelines.improve.stages import distillation, feedback, global_context, preferences, qa, triplets, truth_stage
+from engram.pipelines.improve.stages import (agent_context, agent_traces, distillation, feedback, global_context,
+                                             preferences, qa, triplets, truth_stage)
 
 
 def _improve(name: str, module: Any = None, *, failure: str = OPTIONAL, **policy) -> Stage:
@@ -23,8 +24,8 @@ def _improve(name: str, module: Any = None, *, failure: str = OPTIONAL, **policy
 
 FEEDBACK_WEIGHTS = _improve("feedback_weights", feedback)
 PERSIST_SESSION_QA = _improve("persist_session_qa", qa, failure=FATAL)
-PERSIST_AGENT_TRACES = _improve("persist_agent_traces")  # declared; its body is not built yet
-EXTRACT_AGENT_CONTEXT = _improve("extract_agent_context")  # declared; its body is not built yet
+PERSIST_AGENT_TRACES = _improve("persist_agent_traces", agent_traces)
+EXTRACT_AGENT_CONTEXT = _improve("extract_agent_context", agent_context)
 DISTILL_SESSIONS = _improve("distill_sessions", distillation)
 UPDATE_USER_PREFERENCES = _improve("update_user_preferences", preferences, opt_in=True)
 BUILD_TRUTH_SUBSPACE = _improve("build_truth_subspace", truth_stage, needs_sessions=False, opt_in=True)
@@ -45,8 +46,9 @@ def enabled(stage: Stage, settings) -> bool:
 
 def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], settings, *, generates: bool,
                  retries: bool = True) -> dict:
-    """The probe: per session the seq window above the watermark and unapplied feedback;
-    changed edges when triplet enrichment is on. Nothing → the run is a no_op.
+    """The probe: per session the seq window above the watermark, unapplied feedback and the
+    agent traces above their watermarks (`traces`: upto, persist, context); changed edges when
+    triplet enrichment is on. Nothing → the run is a no_op.
 
     generates: the configured LLM writes text (distillation needs one)."""
     out: dict[str, Any] = {"sessions": {}, "triplets": 0}
@@ -56,6 +58,11 @@ def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], settings, *
         out["sessions"][sid] = {
             "from": r["watermark_seq"] if r else 0, "upto": r["max_seq"] if r else 0,
             "new_entries": r["pending_entries"] if r else 0, "feedback": r["pending_feedback"] if r else 0}
+    trace_stages = [key for key, stage in (("persist", PERSIST_AGENT_TRACES), ("context", EXTRACT_AGENT_CONTEXT))
+                    if enabled(stage, settings)]
+    if trace_stages and session_ids:
+        for sid, t in uow.agentic.pending_traces(dataset_id, session_ids).items():
+            out["sessions"][sid]["traces"] = {**t, "pending": sum(t[k] for k in trace_stages)}
     if enabled(TRIPLET_ENRICHMENT, settings):
         out["triplets"] = len(uow.improve.changed_edges(dataset_id, limit=1000))
     if enabled(DISTILL_SESSIONS, settings) and session_ids and generates:
@@ -66,5 +73,6 @@ def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], settings, *
     # retries=False (a holder re-checking for new work): a distillation that just failed is not
     # retried at once in the same claim; the next improve of the session retries it.
     out["pending"] = out["triplets"] > 0 or out["truth"] or any(
-        v["new_entries"] or v["feedback"] or (retries and v.get("distill")) for v in out["sessions"].values())
+        v["new_entries"] or v["feedback"] or (retries and v.get("distill")) or (v.get("traces") or {}).get("pending")
+        for v in out["sessions"].values())
     return out

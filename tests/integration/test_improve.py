@@ -78,8 +78,8 @@ def test_session_turn_is_stored_at_once_then_persisted_as_user_sessions_memory(f
     assert got == {
         "feedback_weights": ("skipped", "no_new_feedback"),
         "persist_session_qa": ("completed", None),
-        "persist_agent_traces": ("not_available", "stage body not available in this version"),
-        "extract_agent_context": ("not_available", "stage body not available in this version"),
+        "persist_agent_traces": ("skipped", "no_new_traces"),
+        "extract_agent_context": ("skipped", "no_new_traces"),
         "distill_sessions": ("skipped", "llm_required"),  # the fleet runs on the offline default
         "update_user_preferences": ("skipped", "disabled_by_config"),
         "build_truth_subspace": ("skipped", "disabled_by_config"),
@@ -238,6 +238,29 @@ def test_entries_stored_without_a_debounce_are_improved_by_the_quiet_sweep(fleet
     assert {"dataset_id": str(ds), "session_ids": ["recalled"]} in swept["started"]
     _wait_processed(store, dataset_name, "recalled")
     assert fleet.client.sessions(dataset_name)["sessions"][0]["pending_entries"] == 0
+
+
+def test_agent_traces_waiting_longer_than_T_are_improved_by_the_quiet_sweep(fleet, store, dataset_name):
+    # A trace requests no improve itself: the sweep turns it into a session entry (and memory).
+    fleet.client.remember("Port Alder has a lantern festival.", dataset=dataset_name, background=False)
+    trace_id = uuid.uuid4()
+    stored = fleet.client.call("engram.agent.trace", trace_id=str(trace_id), dataset=dataset_name,
+                               session_id="traced", function="answer", inputs=repr({"args": ("I prefer lanterns.",)}),
+                               result="noted", memory="- Port Alder has a lantern festival.")
+    assert stored["status"] == "stored"
+    wait_until(lambda: scalar(store, "SELECT now() - created_at > make_interval(secs => :t) FROM agent_traces"
+                              " WHERE id = :i", t=T, i=trace_id), what="trace older than T")
+    swept = _sweep(fleet, "sweep_quiet_sessions")
+    assert {"dataset_id": str(dataset_id(store, dataset_name)), "session_ids": ["traced"]} in swept["started"]
+    wait_until(lambda: (session_state(store, dataset_name, "traced") or {}).get("context_watermark_seq")
+               == scalar(store, "SELECT seq FROM agent_traces WHERE id = :i", i=trace_id), what="trace taken")
+    wait_until(lambda: settled(store, dataset_name), what="sweep's run settled")
+    (entry,) = rows(store, "SELECT * FROM session_entries WHERE session_id = 'traced'")
+    assert (entry["question"], entry["answer"], entry["context"]) == (
+        "I prefer lanterns.", "noted", "- Port Alder has a lantern festival.")
+    assert runs(store, dataset_name, "traced")[0]["trigger"] == "beat"
+    assert rows(store, "SELECT statement FROM lessons WHERE session_id = 'traced'") == [
+        {"statement": "default said: I prefer lanterns."}]
 
 
 def test_the_quiet_sweep_asks_admission_per_session(fleet, store, dataset_name):

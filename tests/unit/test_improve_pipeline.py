@@ -4,6 +4,7 @@ weights, debounce, admission (fail-open), the QA and triplet renderings."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -34,7 +35,10 @@ def test_gate_order_disabled_then_no_session_ids_then_not_available():
     assert _decide("distill_sessions", disabled=["distill_sessions"], session_ids=[]) == Decision(
         "skipped", "disabled_by_config")
     assert _decide("distill_sessions", session_ids=[]) == Decision("skipped", "no_session_ids")
-    assert _decide("persist_agent_traces").status == "not_available"
+    unbuilt = replace(BY_NAME["persist_agent_traces"], available=False)
+    assert decide(unbuilt, aborted_by=None, budget=Budget(), llm_calls=0, tokens=0, disabled=[], opt_in=[],
+                  session_ids=["s"]).status == "not_available"
+    assert _decide("persist_agent_traces") is None and _decide("extract_agent_context") is None  # built
     assert _decide("distill_sessions") is None  # built: its own gate decides next
     assert _decide("feedback_weights") is None  # its own gate decides next
 

@@ -71,12 +71,12 @@ def publish(ctx, sessions: dict, by_session: Mapping[str, list[d.Decision]],
             s, published = sessions[sid], 0
             for p in plans[sid]:
                 if p.lesson_id in vectors and p.lesson_id not in known:
-                    started = _add_lesson(uow, ctx, p, vectors[p.lesson_id])
+                    started = add_lesson_document(uow, ctx, p, vectors[p.lesson_id])
                     known.add(p.lesson_id)
                     if started is not None:
                         published += 1
                         to_start.append(started)
-            uow.learning.record_decisions([_decision_row(ctx, sid, x) for x in decisions])
+            uow.learning.record_decisions([decision_row(ctx, sid, x) for x in decisions])
             outcome = d.outcome(s["proposals"], decisions, s["curator_failures"])
             if outcome != d.CALLS_FAILED:
                 uow.learning.advance_distill_watermark(dataset, sid, s["upto"])
@@ -85,7 +85,7 @@ def publish(ctx, sessions: dict, by_session: Mapping[str, list[d.Decision]],
     return counts, to_start
 
 
-def _add_lesson(uow, ctx, p: d.Publication, vector):
+def add_lesson_document(uow, ctx, p: d.Publication, vector):
     """The lesson's document (node sets session_learnings[:session]) and its cognify run."""
     try:
         item = prepare(RememberItem(text=p.text, name=p.name), ctx.settings.max_content_bytes, 0)
@@ -99,7 +99,7 @@ def _add_lesson(uow, ctx, p: d.Publication, vector):
     return started[1:]
 
 
-def _decision_row(ctx, session_id: str, x: d.Decision) -> dict:
+def decision_row(ctx, session_id: str, x: d.Decision) -> dict:
     w = x.written
     return {"id": ids.lesson_decision_id(ctx.run_id, session_id, x.proposal.working_statement),
             "dataset_id": ctx.dataset_id, "session_id": session_id,
