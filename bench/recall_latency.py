@@ -20,7 +20,7 @@ fields recall reads (text, lex_length, years, BM25 postings, embedding, windows)
 the normalised mean of the real embedder's vectors of the chunk's sentences plus small noise
 (bench/latency_rows.py says how). No entities, edges or summaries: the graph reads run against
 an empty graph (the default route's graph walk joins only relational questions). Rows go in by
-binary COPY (bench/latency_rows.Loader, bench-only code), then ANALYZE; from INDEX_AFTER chunks
+binary COPY (bench/latency_rows.Loader, bench-only code), then VACUUM ANALYZE; from INDEX_AFTER chunks
 the HNSW indexes of chunks and chunk_windows are dropped for the COPY and built again after it,
 with their own definitions.
 
