@@ -114,7 +114,8 @@ chunks = Table(
     Column("conversation", JSONB(none_as_null=True)),
 )
 
-# BM25 postings, written in the load transaction (adapters/store/graph.py).
+# BM25 postings, written in the load transaction (adapters/store/graph.py). The key's index
+# carries tf and dl (migration 0018): BM25 reads a term's postings from the index alone.
 chunk_terms = Table(
     "chunk_terms",
     metadata,
