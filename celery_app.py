@@ -25,6 +25,7 @@ TASK_MODULES = [
     "engram.tasks.sharing",
     "engram.tasks.capture",
     "engram.tasks.agentic",
+    "engram.tasks.export",
     "engram.tasks.engine",  # every declared stage's task (pipelines/flows.py)
 ]
 
@@ -55,6 +56,8 @@ PUBLIC_TASKS = [
     "engram.skills.feedback",
     "engram.skills.improve",
     "engram.skills.list",
+    "engram.export",
+    "engram.import",
 ]
 
 
