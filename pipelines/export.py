@@ -121,13 +121,18 @@ def parse_objects(objs: Iterable[tuple[str, Any]]) -> tuple[dict[str, Any], Iter
 
 def decoded_lines(lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
     """(where, object) of each non-blank jsonl line."""
+    first = True
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            obj = json.loads(line)
         except ValueError as exc:
+            if first:
+                check_header(None)  # names what an export starts with (a GraphML file, say)
             raise ExportFormatError(f"line {number}: not JSON ({exc})") from None
+        first = False
+        yield f"line {number}", obj
 
 
 def parse_jsonl(lines: Iterable[str]) -> tuple[dict[str, Any], Iterator[tuple[str, dict[str, Any]]]]:

@@ -30,7 +30,12 @@ QUESTIONS = [("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION"),
 def demo(worker):
     """The demo corpus remembered by `exporter`, shared with `reader`, with a session turn."""
     name = f"demo-{uuid.uuid4().hex[:6]}"
-    statuses = worker.client.remember(dataset=name, user="exporter", paths=[DEMO_CORPUS], background=False)
+    chat = [{"speaker": "Mara", "text": "Did you hear Harbor Dynamics named a new CEO?"},
+            {"speaker": "Ilse", "text": "Yes, the board announced it yesterday in Port Alder."},
+            {"speaker": "Mara", "text": "The Greyfen Dam inspection is next month too."},
+            {"speaker": "Ilse", "text": "Busy spring for the Tessel River valley."}]
+    statuses = worker.client.remember(dataset=name, user="exporter", paths=[DEMO_CORPUS], background=False,
+                                      items=[{"name": "chat", "turns": chat, "started_at": "2024-03-04T10:00:00+00:00"}])
     assert {s.status for s in statuses} == {"completed"}
     worker.client.share(name, "reader", ["read"], user="exporter")
     worker.client.remember_turn(dataset=name, user="exporter", session_id="s1",
@@ -136,11 +141,21 @@ def test_public_tasks_move_the_demo_in_parts_and_recall_answers_the_same(worker,
     head = pages[0]["header"]
     assert head["counts"] == _counts(store, source_id)
     assert all(head["counts"][t] > 0 for t in ("data_items", "documents", "chunks", "chunk_terms", "entities",
-                                               "edges", "edge_intervals", "summaries", "session_entries",
+                                               "edges", "edge_intervals", "summaries", "session_entries", "chunk_windows",
                                                "dataset_grants", "users", "pipeline_runs", "stage_runs"))
+
+    # A page needs the read grant; a cursor is one a page gave.
+    with pytest.raises(Exception, match="does not exist for user 'stranger'"):
+        worker.client.call("engram.export", dataset=demo, user="stranger")
+    with pytest.raises(Exception, match="is not one an export page returned"):
+        worker.client.call("engram.export", dataset=demo, user="exporter", cursor='{"table": "secrets"}')
 
     other = worker_factory({"ENGRAM_DATABASE_URL": url})
     import_id = uuid.uuid4().hex
+    with pytest.raises(Exception, match="part 1 arrived with 0 parts staged"):
+        other.client.call("engram.import", import_id=import_id, user="importer", part=1, records=[], last=True)
+    with pytest.raises(Exception, match="only part 0, carries the export's header"):
+        other.client.call("engram.import", import_id=import_id, user="importer", part=0, records=[])
     for n, page in enumerate(pages):
         got = other.client.call("engram.import", import_id=import_id, user="importer", part=n,
                                 header=page["header"], records=page["records"], last=n == len(pages) - 1,
@@ -205,7 +220,7 @@ def test_cli_export_and_import_round_trip_refuse_bad_files_and_reembed_for_anoth
         short = tmp_path / "short.jsonl"
         short.write_text("\n".join(lines[:-1]) + "\n")
         for bad, message in [(newer, "written by a newer Engram"), (broken, "stage_runs.run_id cannot be"),
-                             (short, "do not match its header's counts"), (graph, "not JSON"),
+                             (short, "do not match its header's counts"), (graph, "cannot be imported"),
                              (tmp_path / "missing.jsonl", "no such file")]:
             out = _cli(["import", str(bad), "-d", "x"], url)
             assert out.returncode == 1 and message in " ".join(out.stdout.split()), out.stdout + out.stderr

@@ -40,7 +40,7 @@ def test_a_newer_version_is_refused_with_the_fix():
 @pytest.mark.parametrize("first, message", [
     ("", "empty file"),
     ('{"table": "chunks", "row": {}}', "not an Engram export"),
-    ("<?xml", "line 1: not JSON"),
+    ("<?xml", "not an Engram export.*graphml files are for graph tools"),
     (json.dumps(_head(version="1")), "version must be a positive integer"),
     (json.dumps(_head(embedding={"model": "m"})), "embedding must give the model and the dimension"),
     (json.dumps(_head(counts={"secrets": 1})), "counts must map tables"),
