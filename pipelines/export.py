@@ -41,6 +41,9 @@ TABLES = (
     "pipeline_runs", "stage_runs",
 )
 
+# The schema's other tables: leases of running work, the schema's own record.
+NOT_EXPORTED = frozenset({"improve_claims", "improve_fences", "engram_meta"})
+
 # The vector column of each table that has one.
 VECTORS = {"chunks": "embedding", "chunk_windows": "embedding", "entity_types": "embedding",
            "entities": "embedding", "edges": "embedding", "summaries": "embedding",

@@ -88,6 +88,20 @@ def _counts(store: Store, dataset_id: uuid.UUID) -> dict[str, int]:
         return uow.export.counts(dataset_id)
 
 
+def _raw_counts(store: Store, dataset_id: uuid.UUID, exported_only: bool = False) -> dict[str, int]:
+    from engram.models.tables import metadata
+
+    out = {}
+    with store.unit_of_work() as uow:
+        for name, table in metadata.tables.items():
+            if "dataset_id" in table.c:
+                where = " AND status NOT IN ('pending', 'running')" if name == "pipeline_runs" else ""
+                n = uow.conn.execute(text(f"SELECT count(*) FROM {name} WHERE dataset_id = :d{where}"),
+                                     {"d": dataset_id}).scalar_one()
+                out[name] = 0 if exported_only and name in export.NOT_EXPORTED else n
+    return out
+
+
 def _dataset_id(store: Store, name: str, user: str) -> uuid.UUID:
     with store.unit_of_work() as uow:
         return uow.access.find_own(name, user)
@@ -166,6 +180,8 @@ def test_public_tasks_move_the_demo_in_parts_and_recall_answers_the_same(worker,
     # The same rows (ids, vectors, provenance), counted per table the same; the importing user
     # (now the owner) is one user more.
     assert _counts(target, source_id) == {**head["counts"], "users": head["counts"]["users"] + 1}
+    # Counted independently of the export's own queries: every table with a dataset_id column.
+    assert _raw_counts(target, source_id) == _raw_counts(store, source_id, exported_only=True)
     again = _pages(other.client, "moved", "importer", limit=5000)
     assert _records(r for p in again for r in p["records"]) == _records(r for p in pages for r in p["records"])
     # The importing user owns it; the reader it was shared with still reads it.

@@ -70,11 +70,12 @@ def test_records_out_of_table_order_are_refused():
         list(records)
 
 
-def test_every_exported_table_is_a_table_of_the_schema():
+def test_every_table_of_the_schema_is_exported_or_named_as_not():
     from engram.models import tables
 
     assert all(hasattr(tables, t) for t in export.TABLES)
     assert set(export.VECTORS) <= set(export.TABLES)
+    assert set(tables.metadata.tables) - set(export.TABLES) == export.NOT_EXPORTED
 
 
 def test_graphml_is_well_formed_with_entities_chunks_and_edges_with_intervals():
