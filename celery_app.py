@@ -26,6 +26,7 @@ TASK_MODULES = [
     "engram.tasks.capture",
     "engram.tasks.agentic",
     "engram.tasks.browse",
+    "engram.tasks.export",
     "engram.tasks.engine",  # every declared stage's task (pipelines/flows.py)
 ]
 
@@ -62,6 +63,8 @@ PUBLIC_TASKS = [
     "engram.skills.feedback",
     "engram.skills.improve",
     "engram.skills.list",
+    "engram.export",
+    "engram.import",
 ]
 
 # Public tasks whose results quote memory (answers, agent memory, session turns) or name what

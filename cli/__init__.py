@@ -16,6 +16,7 @@ from engram.cli import memory  # noqa: F401, E402
 from engram.cli import improve  # noqa: F401, E402
 from engram.cli import capture  # noqa: F401, E402
 from engram.cli import manage  # noqa: F401, E402
+from engram.cli import export  # noqa: F401, E402
 
 
 def main() -> None:

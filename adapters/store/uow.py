@@ -13,6 +13,7 @@ from engram.adapters.store.browse import BrowseRepository
 from engram.adapters.store.capture import CaptureRepository
 from engram.adapters.store.embeddings import EmbeddingRepository
 from engram.adapters.store.engine import get_engine
+from engram.adapters.store.export import ExportRepository
 from engram.adapters.store.forget import ForgetRepository
 from engram.adapters.store.graph import GraphRepository
 from engram.adapters.store.improve import ImproveRepository
@@ -39,6 +40,7 @@ class UnitOfWork:
         self.agentic = AgenticRepository(conn)
         self.embeddings = EmbeddingRepository(conn)
         self.browse = BrowseRepository(conn)
+        self.export = ExportRepository(conn)
 
 
 class Store:

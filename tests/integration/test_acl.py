@@ -68,6 +68,7 @@ def calls(w: dict) -> list[tuple[str, str, dict]]:
                                    "search_type": "CHUNKS_LEXICAL"}),
         ("engram.sessions", "read", {"dataset": n}),
         ("engram.improve.run_status", "read", {"run_id": str(w["improve_run"])}),
+        ("engram.export", "read", {"dataset": n, "limit": 5}),
         ("engram.remember", "write", {"dataset": n, "items": [{"text": "Injected by an intruder."}]}),
         ("engram.remember", "write", {"dataset": n, "session_id": "s1", "question": "q", "answer": "intruder"}),
         ("engram.cognify", "write", {"run_id": str(w["run"])}),
@@ -108,7 +109,8 @@ def test_public_tasks_serve_only_the_grant_holders(worker, store, world):
         served += 1
     print(f"\nACL MATRIX refused={refused} served={served} leaks={len(leaks)} unauthorised_writes={len(writes)}")
     assert leaks == [] and writes == []
-    assert refused == 3 * len(calls(world)) - 5  # the reader's five reads are served
+    reads = sum(operation == "read" for _, operation, _ in calls(world))
+    assert refused == 3 * len(calls(world)) - reads  # the reader's reads are served
 
 
 def _internal_tasks(app) -> list[str]:

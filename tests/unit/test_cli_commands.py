@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from engram.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-RUNNERS = {"engram", "_engram", "cli", "engram_cli"}  # the tests' helpers that run the CLI with their arguments
+RUNNERS = {"engram", "_engram", "cli", "engram_cli", "_cli"}  # the tests' helpers that run the CLI with their arguments
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:

@@ -28,6 +28,7 @@ HOMONYMS = {
     ("chunk", "adapters/store/capture.py"): "a captured object's vector key",
     ("chunk", "models/payloads/recall.py"): "a recall item's kind",
     ("link", "cli/mcp_server.py"): "the MCP tool that links two things (engram.link)",
+    ("chunk", "pipelines/export.py"): "a GraphML node's kind",
 }
 # Words too common to check bare: only their task names (engram.<namespace>.<stage>) are checked.
 COMMON_WORDS = {"reason": "every status row's `reason` field"}
