@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from engram.adapters.errors import is_transient
 from engram.adapters.llm import usage
 from engram.adapters.store import Store
+from engram.adapters.store.runs import LABEL_MAX
 from engram.pipelines.cognify.embedding import VectorsPending
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
@@ -49,6 +50,10 @@ class StageRequest(BaseModel):
     # Times this stage gave its worker back to wait for vectors other batches were embedding
     # (set by the engine on the message it re-sends; not counted against transient retries).
     waited: int = Field(default=0, ge=0, le=1)
+    # What the stage is about, for operators (Flower shows a task's kwargs, metrics and traces
+    # label with them): names only, never a document's text. The stage reads its run, not these.
+    dataset: str | None = Field(default=None, max_length=200)
+    document: str | None = Field(default=None, max_length=LABEL_MAX)
 
 
 # ------------------------------------------------------------------ the runner
@@ -170,7 +175,8 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
     if isinstance(exc, VectorsPending):  # not a failure: the stage comes back when its vectors should be in
         with store.unit_of_work() as uow:
             book.waiting(uow, run, stage, str(exc), used)
-        raise task.retry(countdown=exc.retry_in, kwargs={"run_id": str(run["id"]), "waited": waited + 1},
+        kwargs = {**(task.request.kwargs or {}), "run_id": str(run["id"]), "waited": waited + 1}
+        raise task.retry(countdown=exc.retry_in, kwargs=kwargs,
                          max_retries=task.max_retries + waited + 1)
     retries = (task.request.retries or 0) - waited  # a wait for vectors is no transient failure
     if stage.retry_transient and is_transient(exc) and retries < task.max_retries:
@@ -210,11 +216,20 @@ def _book_of(task: str):
 TASKS = {name: _register(stage, _book_of(name)) for name, stage in STAGES.items()}
 
 
-def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str]):
+def run_labels(run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:
+    """Each run's dataset and document names (for its stage tasks' kwargs), in one read."""
+    with Store().unit_of_work() as uow:
+        return uow.runs.labels(run_ids)
+
+
+def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str], labels: dict[str, str] | None = None):
+    """The run's stage tasks in order; `labels` (default: read now) name its dataset and document."""
     from engram.celery_app import app
 
-    return chain(*(app.signature(flow.stage(s).task, kwargs={"run_id": str(run_id)}, immutable=True)
-                   for s in stages))
+    if labels is None:
+        labels = run_labels([run_id]).get(run_id, {})
+    kwargs = {"run_id": str(run_id), **labels}
+    return chain(*(app.signature(flow.stage(s).task, kwargs=kwargs, immutable=True) for s in stages))
 
 
 def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cognify") -> None:
@@ -226,12 +241,13 @@ def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cogn
     runs = [(r, s) for r, s in runs if s]
     if not runs:
         return
+    labels = run_labels([r for r, _ in runs])
     if len(runs) == 1:
-        run_chain(flow, *runs[0]).apply_async()
+        run_chain(flow, *runs[0], labels.get(runs[0][0], {})).apply_async()
         return
     callback = app.signature("engram.cognify.finish_dataset", kwargs={"run_ids": [str(r) for r, _ in runs]},
                              immutable=True)
-    chord(group(run_chain(flow, r, s) for r, s in runs))(callback)
+    chord(group(run_chain(flow, r, s, labels.get(r, {})) for r, s in runs))(callback)
 
 
 def cognify_inline(run_id: uuid.UUID, stages: list[str]) -> None:
