@@ -40,6 +40,7 @@ from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stage
 from engram.pipelines.flows import FLOWS, flow_named
 from engram.settings import get_settings
 from engram.tasks.base import backoff_seconds, engram_task
+from engram.tasks.observe import observed_stage
 from engram.tasks.run_books import BOOKS, Stop
 from engram.tasks.stage_context import Context
 
@@ -198,9 +199,10 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
 STAGES: dict[str, Stage] = all_stages(FLOWS)
 
 
-def _register(stage: Stage, book: Any):
+def _register(stage: Stage, book: Any, flow: str):
     def body(self, req: StageRequest) -> dict:
-        return run_stage(self, stage, req.run_id, book, req.waited)
+        return observed_stage(self, flow, stage.name, req.run_id, req.dataset, req.document,
+                              lambda: run_stage(self, stage, req.run_id, book, req.waited))
 
     body.__name__ = body.__qualname__ = f"{stage.namespace}_{stage.name}"
     # track_started=False: a stage's state lives in its run's rows (and Flower sees task-started
@@ -209,11 +211,11 @@ def _register(stage: Stage, book: Any):
                        track_started=False)(body)
 
 
-def _book_of(task: str):
-    return BOOKS[next(flow.runs for flow in FLOWS if any(s.task == task for s in flow.tasks()))]
+def _flow_of(task: str) -> Flow:
+    return next(flow for flow in FLOWS if any(s.task == task for s in flow.tasks()))
 
 
-TASKS = {name: _register(stage, _book_of(name)) for name, stage in STAGES.items()}
+TASKS = {name: _register(stage, BOOKS[_flow_of(name).runs], _flow_of(name).name) for name, stage in STAGES.items()}
 
 
 def run_labels(run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:

@@ -125,6 +125,15 @@ class RunRepository:
             out[r["id"]] = labels
         return out
 
+    def backlog(self) -> dict[tuple[str, str], int]:
+        """Runs not finished, by flow and status (pending, running): every flow, improve too."""
+        rows = self.conn.execute(
+            select(pipeline_runs.c.pipeline, pipeline_runs.c.status, func.count())
+            .where(pipeline_runs.c.status.in_(["pending", "running"]))
+            .group_by(pipeline_runs.c.pipeline, pipeline_runs.c.status)
+        )
+        return {(pipeline, status): n for pipeline, status, n in rows}
+
     def stages(self, run_id: uuid.UUID) -> list[dict]:
         rows = self.conn.execute(
             select(stage_runs).where(stage_runs.c.run_id == run_id).order_by(stage_runs.c.position)
