@@ -1,6 +1,7 @@
 """What operators see of a run with a real worker: stage tasks name their dataset and document
 in the kwargs Flower shows (never the document's text); `engram worker --metrics-port` serves
-every process's metrics (stages, LLM tokens, embeddings, recall, queues)."""
+every process's metrics (stages, LLM tokens, embeddings, recall, queues); one remember and its
+stage chain are one OpenTelemetry trace."""
 
 from __future__ import annotations
 
@@ -146,3 +147,116 @@ def test_a_worker_serves_stage_llm_embedding_recall_and_queue_metrics(metered, d
         before, "engram_embedding_texts_total", outcome="reused")
     assert _sum(after, "engram_recall_duration_seconds_count", search_type="CHUNKS", dataset=dataset_name,
                 status="ok") == 1
+
+
+# ------------------------------------------------------------------ traces
+
+
+@pytest.fixture
+def traced(spawn_worker, tmp_path):
+    """A worker process (threads) whose spans go to the SDK's in-memory exporter; yields the
+    handle and a function that stops it and returns its spans."""
+    handle = spawn_worker({}, 4, start=False)  # its own broker database; started below, traced
+    spans_file, name = tmp_path / "spans.json", f"tr{uuid.uuid4().hex[:6]}"
+    log = open(handle.log_path, "ab")
+    handle.proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("traced_worker.py")),
+                                    str(spans_file), name], env=handle.env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+
+    def answers() -> bool:
+        if handle.proc.poll() is not None:
+            raise RuntimeError(f"traced worker exited; log:\n{handle.log_path.read_text()[-3000:]}")
+        return any(name in node for reply in handle.app.control.ping(timeout=0.5) or [] for node in reply)
+
+    wait_until(answers, timeout=600, what="the traced worker's ping")
+
+    def spans() -> list[dict]:
+        handle.stop()
+        return json.loads(spans_file.read_text())
+
+    try:
+        yield handle, spans
+    finally:
+        handle.stop()
+
+
+def test_one_remember_and_its_stage_chain_are_one_trace(traced, dataset_name):
+    handle, stop = traced
+    [status] = handle.client.remember(dataset=dataset_name, items=[{"text": TEXT, "name": "harbor-board.md"}]).wait(
+        timeout=300)
+    assert status.status == "completed", status
+    spans = stop()
+    runs = {s["name"].removeprefix("run/"): s for s in spans if s["name"].startswith("run/")}
+    cognify = flow_named("cognify")
+    stages = [cognify.stage(s.stage) for s in status.stages if not cognify.stage(s.stage).accepted]
+    assert {"engram.remember", *(s.task for s in stages)} <= set(runs), sorted(runs)
+    assert "engram.cognify.embed_and_load" in runs
+    # one trace: the remember task's span is the root, every stage's span descends from it (the
+    # client's status polls, sent by an uninstrumented producer, are traces of their own)
+    trace = runs["engram.remember"]["trace_id"]
+    assert {s["name"] for s in spans if s["trace_id"] != trace} <= {"run/engram.status"}
+    by_id = {s["span_id"]: s for s in spans}
+    for stage in stages:
+        span, hops = runs[stage.task], 0
+        while span["parent_id"] in by_id:
+            span, hops = by_id[span["parent_id"]], hops + 1
+        assert span is runs["engram.remember"] and hops >= 2, stage.name  # via the publishing span
+        attrs = runs[stage.task]["attributes"]
+        assert attrs["engram.run_id"] == str(status.run_id) and attrs["engram.dataset"] == dataset_name
+        assert attrs["engram.document"] == "harbor-board.md" and attrs["engram.stage"] == stage.name
+        assert attrs["engram.status"] == "completed" and attrs["engram.retries"] == 0
+        assert isinstance(attrs["engram.tokens"], int)
+
+
+class _Collector:
+    """A minimal OTLP/HTTP trace receiver: the spans every POST to /v1/traces carried."""
+
+    def __init__(self):
+        import gzip
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        spans = self.spans = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                request = ExportTraceServiceRequest.FromString(body)
+                for resource in request.resource_spans:
+                    for scope in resource.scope_spans:
+                        for span in scope.spans:
+                            attrs = {a.key: a.value.string_value or a.value.int_value for a in span.attributes}
+                            spans.append({"name": span.name, "trace_id": span.trace_id.hex(), "attributes": attrs,
+                                          "path": self.path})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_a_prefork_worker_sends_its_spans_to_the_configured_otlp_endpoint(worker_factory, dataset_name):
+    collector = _Collector()
+    try:
+        handle = worker_factory({"ENGRAM_OTLP_ENDPOINT": collector.url}, concurrency=2)
+        [status] = handle.client.remember(dataset=dataset_name, items=[{"text": TEXT, "name": "harbor-board.md"}]
+                                          ).wait(timeout=300)
+        assert status.status == "completed", status
+        wait_until(lambda: any(s["name"] == "run/engram.cognify.embed_and_load" for s in collector.spans),
+                   timeout=120, what="the load stage's span at the collector")
+        runs = {s["name"]: s for s in collector.spans if s["name"].startswith("run/")}
+        load = runs["run/engram.cognify.embed_and_load"]
+        assert load["trace_id"] == runs["run/engram.remember"]["trace_id"]  # the api worker's and the pool's
+        assert load["attributes"]["engram.dataset"] == dataset_name
+        assert load["attributes"]["engram.document"] == "harbor-board.md"
+        assert {s["path"] for s in collector.spans} == {"/v1/traces"}
+    finally:
+        collector.server.shutdown()
