@@ -68,10 +68,9 @@ def observe_stage(flow: str, stage: str, status: str, dataset: str, seconds: flo
 def count_llm_call(model: str, prompt_tokens: int, completion_tokens: int) -> None:
     m, dataset = _metrics(), current_dataset()
     m["llm_calls"].labels(model, dataset).inc()
-    if prompt_tokens:
-        m["prompt"].labels(model, dataset).inc(prompt_tokens)
-    if completion_tokens:
-        m["completion"].labels(model, dataset).inc(completion_tokens)
+    # Zero adds too: the offline extractor reports no tokens, and its series still show it ran.
+    m["prompt"].labels(model, dataset).inc(max(0, prompt_tokens))
+    m["completion"].labels(model, dataset).inc(max(0, completion_tokens))
 
 
 def count_embedding(model: str, embedded: int = 0, reused: int = 0) -> None:

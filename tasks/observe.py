@@ -35,8 +35,8 @@ def observed_stage(task, flow: str, stage: str, run_id: uuid.UUID, dataset: str 
     """Run one stage task's body, recording its duration by outcome and annotating its span.
 
     Outcomes: the stage's recorded status (completed, skipped, failed, not_run, ...), or
-    retrying (a transient error or a wait for vectors, sent again), deferred (goes on as a
-    canvas), error (raised)."""
+    redelivered (a message for a stage already done), retrying (a transient error or a wait for
+    vectors, sent again), deferred (goes on as a canvas), error (raised)."""
     dataset, document = _labels_of(run_id, dataset, document)
     retries = getattr(task.request, "retries", 0) or 0
     tracing.annotate({"engram.flow": flow, "engram.stage": stage, "engram.run_id": str(run_id),
@@ -46,6 +46,8 @@ def observed_stage(task, flow: str, stage: str, run_id: uuid.UUID, dataset: str 
         with metrics.dataset_label(dataset):
             result = run()
         status = str(result.get("status", "completed")) if isinstance(result, dict) else "completed"
+        if isinstance(result, dict) and result.get("redelivered"):  # done before: not a second completion
+            status = "redelivered"
         return result
     except Retry:
         status = "retrying"

@@ -260,3 +260,23 @@ def test_a_prefork_worker_sends_its_spans_to_the_configured_otlp_endpoint(worker
         assert {s["path"] for s in collector.spans} == {"/v1/traces"}
     finally:
         collector.server.shutdown()
+
+
+def test_the_backlog_gauge_counts_unfinished_runs_by_flow_and_status(store, dataset_name, services):
+    from sqlalchemy import text
+
+    from engram.tasks.observe import fleet_gauges
+
+    backlog = next(g for g in fleet_gauges() if g.name == "engram_run_backlog")
+    before = backlog.read().get(("capture", "pending"), 0)
+    run_id = uuid.uuid4()
+    with store.unit_of_work() as uow:
+        dataset = uow.access.create_dataset("default", dataset_name)
+        uow.runs.create(run_id, "capture", ["normalize"], dataset)
+    try:
+        assert backlog.read()[("capture", "pending")] == before + 1
+        [family] = list(backlog.collect())
+        assert {"flow": "capture", "status": "pending"} in [s.labels for s in family.samples]
+    finally:
+        with store.unit_of_work() as uow:
+            uow.conn.execute(text("DELETE FROM pipeline_runs WHERE id = :r"), {"r": run_id})

@@ -59,6 +59,7 @@ def test_llm_calls_and_tokens_count_by_model_and_the_running_stages_dataset():
 @pytest.mark.parametrize("outcome, status", [
     (lambda: {"status": "skipped"}, "skipped"),
     (lambda: {"status": "completed", "tokens": 12}, "completed"),
+    (lambda: {"status": "completed", "redelivered": True}, "redelivered"),
     (Retry, "retrying"),
     (Ignore, "deferred"),
     (ValueError, "error"),
