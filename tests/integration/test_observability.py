@@ -1,7 +1,7 @@
 """What operators see of a run with a real worker: stage tasks name their dataset and document
 in the kwargs Flower shows (never the document's text); `engram worker --metrics-port` serves
 every process's metrics (stages, LLM tokens, embeddings, recall, queues); one remember and its
-stage chain are one OpenTelemetry trace."""
+stage chain are one OpenTelemetry trace; `engram flower` guards /metrics like its pages."""
 
 from __future__ import annotations
 
@@ -280,3 +280,42 @@ def test_the_backlog_gauge_counts_unfinished_runs_by_flow_and_status(store, data
     finally:
         with store.unit_of_work() as uow:
             uow.conn.execute(text("DELETE FROM pipeline_runs WHERE id = :r"), {"r": run_id})
+
+
+def test_engram_flower_answers_metrics_only_with_its_credentials(worker, tmp_path):
+    import base64
+    import urllib.error
+
+    port = _free_port()
+    env = dict(worker.env, FLOWER_BASIC_AUTH="ops:s3cret")
+    log = open(tmp_path / "flower.log", "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "engram.cli", "flower", f"--port={port}", "--address=127.0.0.1"],
+                            env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def get(path: str, credentials: str | None = None) -> int:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+        if credentials:
+            request.add_header("Authorization", "Basic " + base64.b64encode(credentials.encode()).decode())
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            raise RuntimeError(f"flower exited; log:\n{(tmp_path / 'flower.log').read_text()[-3000:]}")
+        try:
+            return get("/healthcheck") == 200
+        except OSError:
+            return False
+
+    try:
+        wait_until(up, timeout=120, what="flower's healthcheck")
+        assert get("/metrics") == 401
+        assert get("/metrics", "ops:wrong") == 401
+        assert get("/metrics", "ops:s3cret") == 200
+        assert get("/", None) == 401  # the same guard as its pages
+    finally:
+        proc.terminate()
+        proc.wait(30)
