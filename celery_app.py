@@ -206,6 +206,14 @@ def _fresh_connections_after_fork(**_kwargs) -> None:
 
 
 @worker_init.connect
+def _traces(**_kwargs) -> None:
+    # Off unless ENGRAM_OTLP_ENDPOINT is set; a pool forked after this keeps it (adapters/tracing).
+    from engram.adapters import tracing
+
+    tracing.configure(get_settings())
+
+
+@worker_init.connect
 def _preload_embedder(sender=None, **_kwargs) -> None:
     # Load the local model once in the worker's main process, before the pool forks: the pool
     # processes share its pages copy-on-write and the first task pays no model load.

@@ -121,6 +121,15 @@ class Settings(BaseSettings):
     agent_skill_improvement: bool = Field(default=False, description="opt-in: engram.skills.improve drafts procedures")
     beat_lock_seconds: float = Field(default=30.0, gt=0, description="lease of the single-beat lock")
 
+    # --- observability (docs/operations.md) ---
+    metrics_port: int | None = Field(default=None, ge=1, le=65535, description="`engram worker` serves "
+                                     "Prometheus /metrics on this port (same as --metrics-port); unset = off")
+    metrics_address: str = Field(default="127.0.0.1", description="address the metrics endpoint binds "
+                                 "(0.0.0.0 for a scraper on another host or container)")
+    otlp_endpoint: str | None = Field(default=None, description="OTLP/HTTP collector (http://host:4318): "
+                                      "workers send OpenTelemetry traces there; unset = tracing off")
+    otel_service_name: str = Field(default="engram", description="service.name of the traces")
+
     @field_validator("state_dir")
     @classmethod
     def _expand(cls, value: Path) -> Path:

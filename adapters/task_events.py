@@ -19,9 +19,10 @@ from typing import Any
 
 from celery.worker.request import Request
 
-# Keys whose string values are routing ids or names, not memory: kept as they are.
-SHOWN_KEYS = frozenset({"dataset", "datasets", "user", "run_id", "run_ids", "runs", "session_id", "search_type",
-                        "status", "stage", "stages", "pipeline", "queue", "outcome", "mode"})
+# Keys whose string values are routing ids or names, not memory: kept as they are. `document` is
+# the name a stage's document was remembered under (Flower shows what a stage works on), never text.
+SHOWN_KEYS = frozenset({"dataset", "datasets", "document", "user", "run_id", "run_ids", "runs", "session_id",
+                        "search_type", "status", "stage", "stages", "pipeline", "queue", "outcome", "mode"})
 MAX_ITEMS = 5  # a list shows this many elements, then how many more
 MAX_SHOWN = 80  # a kept string longer than this is memory, whatever its key
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)

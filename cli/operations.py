@@ -73,6 +73,9 @@ def worker(
     hostname: str = typer.Option(None, "--hostname", "-n", help="node name (default: engram-<random>@%h)"),
     pool: str = typer.Option(None, "--pool", "-P", help="pool of the pipeline worker (default prefork)"),
     nice: int = typer.Option(None, hidden=True, help="set by the supervisor for its children"),
+    metrics_port: int = typer.Option(None, "--metrics-port", min=1, max=65535,
+                                     help="serve Prometheus /metrics of every process of this worker on this "
+                                          "port (default ENGRAM_METRICS_PORT; unset = not served)"),
     loglevel: str = typer.Option("info"),
 ) -> None:
     """Start workers: the pipeline queues on processes, the api queue on threads (extra arguments go
@@ -80,11 +83,17 @@ def worker(
     prepare_services()
     preflight(skip=("embedder",))
     from engram.adapters.store.engine import check_dimension, get_engine
-    from engram.cli.worker import WorkerSpec, plan, run_one, supervise
+    from engram.cli.worker import WorkerSpec, plan, run_one, serve_metrics, supervise
     from engram.settings import get_settings
 
     settings = get_settings()
     check_dimension(get_engine(), settings.embedding_dimension)
+    port = metrics_port or settings.metrics_port
+    if port:  # before any process of the tree records a value (they all write to its directory)
+        try:
+            serve_metrics(settings, port)
+        except OSError as exc:
+            _fail(f"cannot serve metrics on {settings.metrics_address}:{port}: {exc}")
     specs = plan(settings, queues=queues, concurrency=concurrency, pool=pool, api_threads=api_threads,
                  hostname=hostname)
     if len(specs) > 1:
@@ -106,9 +115,13 @@ def beat(ctx: typer.Context, loglevel: str = typer.Option("info")) -> None:
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def flower(ctx: typer.Context, port: int = typer.Option(5555)) -> None:
-    """Start Flower. Set FLOWER_BASIC_AUTH=user:password (or FLOWER_UNAUTHENTICATED_API=true)."""
+    """Start Flower. Set FLOWER_BASIC_AUTH=user:password (or FLOWER_UNAUTHENTICATED_API=true); its
+    /metrics asks the same credentials as its UI."""
     prepare_services(migrate=False)
     from engram.celery_app import app as celery_app
+    from engram.cli.flower import protect_metrics
+
+    protect_metrics()
 
     celery_app.start(["flower", f"--port={port}", *ctx.args])
 

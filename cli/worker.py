@@ -71,6 +71,18 @@ def plan(settings, *, queues: str = "", concurrency: int = 2, pool: str | None =
             WorkerSpec(_api_hostname(hostname), (api,), "threads", threads, 0)]
 
 
+def serve_metrics(settings, port: int):
+    """Serve /metrics for this worker tree from this process (the supervisor, or the one worker):
+    every process records into one directory under state_dir, emptied now, added up per scrape."""
+    from engram.adapters import metrics
+    from engram.tasks.observe import fleet_gauges
+
+    metrics.prepare_multiprocess(settings.state_dir / "metrics" / str(port))
+    server = metrics.serve(port, settings.metrics_address, fleet_gauges())
+    log.info("metrics on http://%s:%d/metrics", settings.metrics_address, port)
+    return server
+
+
 def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
     """Run one Celery worker in this process (after the services are up: they keep our priority)."""
     from engram.celery_app import app

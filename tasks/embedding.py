@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 
+from engram.adapters import metrics
 from engram.adapters.embed import get_embedder
 from engram.adapters.redis_client import best_effort
 from engram.adapters.store import Store
@@ -33,9 +34,10 @@ def embed_policy(settings) -> BatchPolicy:
                        lock_timeout_seconds=max(60.0, settings.longest_task_seconds / 2))
 
 
-def count_embedded(model: str, n: int) -> None:
-    """A statistic (benchmarks read it): an unreachable Redis skips it, never fails the stage
-    whose vectors are already stored."""
+def count_embedded(model: str, n: int, reused: int = 0) -> None:
+    """A statistic (benchmarks and metrics read it): an unreachable Redis skips it, never fails
+    the stage whose vectors are already stored. `reused`: texts whose vector was stored already."""
+    metrics.count_embedding(model, embedded=n, reused=reused)
     if n:
         best_effort(lambda r: r.incrby(EMBEDDED_KEY + model, n), f"counting {n} embedded texts")
 

@@ -34,11 +34,13 @@ from pydantic import BaseModel, Field
 from engram.adapters.errors import is_transient
 from engram.adapters.llm import usage
 from engram.adapters.store import Store
+from engram.adapters.store.runs import LABEL_MAX
 from engram.pipelines.cognify.embedding import VectorsPending
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
 from engram.settings import get_settings
 from engram.tasks.base import backoff_seconds, engram_task
+from engram.tasks.observe import observed_stage
 from engram.tasks.run_books import BOOKS, Stop
 from engram.tasks.stage_context import Context
 
@@ -49,6 +51,10 @@ class StageRequest(BaseModel):
     # Times this stage gave its worker back to wait for vectors other batches were embedding
     # (set by the engine on the message it re-sends; not counted against transient retries).
     waited: int = Field(default=0, ge=0, le=1)
+    # What the stage is about, for operators (Flower shows a task's kwargs, metrics and traces
+    # label with them): names only, never a document's text. The stage reads its run, not these.
+    dataset: str | None = Field(default=None, max_length=200)
+    document: str | None = Field(default=None, max_length=LABEL_MAX)
 
 
 # ------------------------------------------------------------------ the runner
@@ -170,7 +176,8 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
     if isinstance(exc, VectorsPending):  # not a failure: the stage comes back when its vectors should be in
         with store.unit_of_work() as uow:
             book.waiting(uow, run, stage, str(exc), used)
-        raise task.retry(countdown=exc.retry_in, kwargs={"run_id": str(run["id"]), "waited": waited + 1},
+        kwargs = {**(task.request.kwargs or {}), "run_id": str(run["id"]), "waited": waited + 1}
+        raise task.retry(countdown=exc.retry_in, kwargs=kwargs,
                          max_retries=task.max_retries + waited + 1)
     retries = (task.request.retries or 0) - waited  # a wait for vectors is no transient failure
     if stage.retry_transient and is_transient(exc) and retries < task.max_retries:
@@ -192,9 +199,10 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
 STAGES: dict[str, Stage] = all_stages(FLOWS)
 
 
-def _register(stage: Stage, book: Any):
+def _register(stage: Stage, book: Any, flow: str):
     def body(self, req: StageRequest) -> dict:
-        return run_stage(self, stage, req.run_id, book, req.waited)
+        return observed_stage(self, flow, stage.name, req.run_id, req.dataset, req.document,
+                              lambda: run_stage(self, stage, req.run_id, book, req.waited))
 
     body.__name__ = body.__qualname__ = f"{stage.namespace}_{stage.name}"
     # track_started=False: a stage's state lives in its run's rows (and Flower sees task-started
@@ -203,18 +211,27 @@ def _register(stage: Stage, book: Any):
                        track_started=False)(body)
 
 
-def _book_of(task: str):
-    return BOOKS[next(flow.runs for flow in FLOWS if any(s.task == task for s in flow.tasks()))]
+def _flow_of(task: str) -> Flow:
+    return next(flow for flow in FLOWS if any(s.task == task for s in flow.tasks()))
 
 
-TASKS = {name: _register(stage, _book_of(name)) for name, stage in STAGES.items()}
+TASKS = {name: _register(stage, BOOKS[_flow_of(name).runs], _flow_of(name).name) for name, stage in STAGES.items()}
 
 
-def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str]):
+def run_labels(run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:
+    """Each run's dataset and document names (for its stage tasks' kwargs), in one read."""
+    with Store().unit_of_work() as uow:
+        return uow.runs.labels(run_ids)
+
+
+def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str], labels: dict[str, str] | None = None):
+    """The run's stage tasks in order; `labels` (default: read now) name its dataset and document."""
     from engram.celery_app import app
 
-    return chain(*(app.signature(flow.stage(s).task, kwargs={"run_id": str(run_id)}, immutable=True)
-                   for s in stages))
+    if labels is None:
+        labels = run_labels([run_id]).get(run_id, {})
+    kwargs = {"run_id": str(run_id), **labels}
+    return chain(*(app.signature(flow.stage(s).task, kwargs=kwargs, immutable=True) for s in stages))
 
 
 def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cognify") -> None:
@@ -226,12 +243,13 @@ def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cogn
     runs = [(r, s) for r, s in runs if s]
     if not runs:
         return
+    labels = run_labels([r for r, _ in runs])
     if len(runs) == 1:
-        run_chain(flow, *runs[0]).apply_async()
+        run_chain(flow, *runs[0], labels.get(runs[0][0], {})).apply_async()
         return
     callback = app.signature("engram.cognify.finish_dataset", kwargs={"run_ids": [str(r) for r, _ in runs]},
                              immutable=True)
-    chord(group(run_chain(flow, r, s) for r, s in runs))(callback)
+    chord(group(run_chain(flow, r, s, labels.get(r, {})) for r, s in runs))(callback)
 
 
 def cognify_inline(run_id: uuid.UUID, stages: list[str]) -> None:

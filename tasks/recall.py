@@ -26,6 +26,7 @@ from engram.pipelines.recall.completion import render_context
 from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+from engram.tasks.observe import observed_recall
 
 
 def authorised_scope(uow: UnitOfWork, req: RecallRequest) -> Scope:
@@ -152,4 +153,5 @@ def attach_lessons(uow: UnitOfWork, result: RecallResult) -> None:
 
 @engram_task("engram.recall", payload=RecallRequest)
 def recall(self, req: RecallRequest) -> dict:
-    return recall_query(req, request_id=self.request.id).model_dump(mode="json")
+    return observed_recall(req.search_type, req.datasets,
+                           lambda: recall_query(req, request_id=self.request.id).model_dump(mode="json"))

@@ -53,7 +53,7 @@ class Ports:
         except VectorsPending as pending:  # the batches it ran before giving way count too
             count_embedded(embedder.name, pending.stats.embedded)
             raise
-        count_embedded(embedder.name, stats.embedded)
+        count_embedded(embedder.name, stats.embedded, reused=stats.reused)
         return vectors, stats
 
     def schedule_embedding(self) -> None:

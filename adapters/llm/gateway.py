@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from engram.adapters import metrics
 from engram.adapters.llm import usage
 from engram.adapters.llm.errors import LLMInvalidOutput
 from engram.adapters.llm.providers import Provider, estimate_tokens, provider_from_settings
@@ -37,6 +38,12 @@ class LLMGateway:
         self.rate_limiter = rate_limiter
 
     @property
+    def model_label(self) -> str:
+        """The model as metrics name it (a replay cassette by its file name, not its path)."""
+        name = getattr(self.provider, "name", "") or type(self.provider).__name__
+        return "replay:" + name.rsplit("/", 1)[-1] if name.startswith("replay:") else name
+
+    @property
     def generates(self) -> bool:
         """False when no model stands behind completions (offline default)."""
         return self.provider.generates
@@ -48,9 +55,12 @@ class LLMGateway:
             reply = self.provider.call(messages, response_model, subject)
         except Exception:
             # A failed call is still a call (and usually billed for its prompt).
-            usage.record(1, estimate_tokens(" ".join(str(m.get("content", "")) for m in messages)), 0)
+            prompt_tokens = estimate_tokens(" ".join(str(m.get("content", "")) for m in messages))
+            usage.record(1, prompt_tokens, 0)
+            metrics.count_llm_call(self.model_label, prompt_tokens, 0)
             raise
         usage.record(1, reply.prompt_tokens, reply.completion_tokens)
+        metrics.count_llm_call(self.model_label, reply.prompt_tokens, reply.completion_tokens)
         return reply
 
     def structured(self, messages: list[dict], response_model: type[T], *, subject: str | None = None) -> T:

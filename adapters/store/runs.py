@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, String, and_, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.models.tables import dataset_grants, pipeline_runs, stage_runs
+from engram.models.tables import data_items, dataset_grants, datasets, pipeline_runs, stage_runs
 
 
 def _now() -> datetime:
@@ -24,6 +24,8 @@ def _now() -> datetime:
 # Improve runs answer through their claim (engram.improve.run_status), not engram.status, and
 # count neither as backlog nor as runs the heartbeat sweep resumes.
 _PRODUCER_RUN = pipeline_runs.c.pipeline != "improve"
+
+LABEL_MAX = 200  # a document name shown on a stage task is cut here
 
 
 class RunRepository:
@@ -103,6 +105,36 @@ class RunRepository:
         run = dict(row)
         status = run.pop("_stage_status")
         return run, (None if status is None else {"run_id": run_id, "stage": stage, "status": status})
+
+    def labels(self, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:
+        """What an operator reads on a run's stage tasks (Flower, metrics, traces): its dataset's
+        name and its document's name, never the document's text. Any flow (improve too). A
+        capture's object shows no name: its title is memory, and task events outlive forget."""
+        rows = self.conn.execute(
+            select(pipeline_runs.c.id, pipeline_runs.c.pipeline, datasets.c.name.label("dataset"),
+                   data_items.c.name.label("document"),
+                   data_items.c.source.label("source"))
+            .select_from(pipeline_runs.outerjoin(datasets, datasets.c.id == pipeline_runs.c.dataset_id)
+                         .outerjoin(data_items, data_items.c.id == pipeline_runs.c.data_item_id))
+            .where(pipeline_runs.c.id.in_(list(run_ids)))
+        ).mappings()
+        out: dict[uuid.UUID, dict[str, str]] = {}
+        for r in rows:
+            labels = {"dataset": r["dataset"] or ""}
+            document = r["document"] or r["source"]
+            if document and r["pipeline"] != "capture":
+                labels["document"] = document[:LABEL_MAX]
+            out[r["id"]] = labels
+        return out
+
+    def backlog(self) -> dict[tuple[str, str], int]:
+        """Runs not finished, by flow and status (pending, running): every flow, improve too."""
+        rows = self.conn.execute(
+            select(pipeline_runs.c.pipeline, pipeline_runs.c.status, func.count())
+            .where(pipeline_runs.c.status.in_(["pending", "running"]))
+            .group_by(pipeline_runs.c.pipeline, pipeline_runs.c.status)
+        )
+        return {(pipeline, status): n for pipeline, status, n in rows}
 
     def stages(self, run_id: uuid.UUID) -> list[dict]:
         rows = self.conn.execute(
