@@ -117,22 +117,39 @@ class SearchRepository(CaptureReads, GraphReads):
         )
 
     def chunk_scores(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID], vector: Sequence[float],
-                     terms: dict[str, int], k1: float = 1.5, b: float = 0.75) -> dict[uuid.UUID, tuple[float, float]]:
+                     terms: dict[str, int], k1: float = 1.5, b: float = 0.75,
+                     stats: tuple[float, float, dict[str, float]] | None = None) -> dict[uuid.UUID, tuple[float, float]]:
         """Exact (cosine distance, Okapi BM25 score) of given chunks: the scores a ranked list
         left out, for fusing two lists by their scores. Both exactly as chunks_by_vector and
-        chunks_bm25 score."""
+        chunks_bm25 score. `stats`: the collection's (N, avgdl, df by term) that chunks_bm25
+        returned in this recall's transaction; given, only these chunks' postings are read
+        (else every posting of the terms, once more, for their df)."""
         if not chunk_ids:
             return {}
+        params = {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "ids": list(chunk_ids),
+                  "v": _vector(vector), "k1": float(k1), "b": float(b), "node_sets": self.node_sets}
+        if stats is not None:
+            n, avgdl, dfs = stats
+            params.update(n=float(n), avgdl=float(avgdl), df=[float(dfs.get(t, 0)) for t in terms])
+            scored = (
+                "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[]),"
+                "  CAST(:df AS float8[])) AS q(term, qtf, df) WHERE df > 0),"
+                " scored AS (SELECT p.chunk_id, sum(q.qtf * ln(1 + (:n - q.df + 0.5) / (q.df + 0.5))"
+                "  * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / :avgdl))) AS score"
+                "  FROM chunk_terms p JOIN q ON q.term = p.term"
+                "  WHERE p.dataset_id = ANY(:ds) AND p.chunk_id = ANY(:ids) GROUP BY p.chunk_id),"
+            )
+        else:
+            scored = self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + "),"
         rows = self.conn.execute(
             text(
-                self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + "),"
+                scored +
                 " cand AS (SELECT unnest(CAST(:ids AS uuid[])) AS id)," + self._WINDOWED +
                 " SELECT c.id, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance,"
                 " COALESCE(s.score, 0) AS score FROM chunks c LEFT JOIN scored s ON s.chunk_id = c.id"
                 " LEFT JOIN wdist w ON w.chunk_id = c.id WHERE c.id = ANY(:ids)"
             ),
-            {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "ids": list(chunk_ids),
-             "v": _vector(vector), "k1": float(k1), "b": float(b), "node_sets": self.node_sets},
+            params,
         ).mappings()
         return {r["id"]: (r["distance"], float(r["score"])) for r in rows}
 
@@ -203,16 +220,24 @@ class SearchRepository(CaptureReads, GraphReads):
 
         N, avgdl and every df are read from the same snapshot as the postings, so the load's
         one transaction keeps them consistent; several datasets are scored as one collection.
+        Each row carries `bm25_stats`, that collection's (N, avgdl, df by term), for chunk_scores.
         """
         if not terms:
             return []
         rows = self.conn.execute(
             text(
                 self._bm25_scored() + " ORDER BY score DESC, p.chunk_id LIMIT :k)"
-                f" SELECT {_CHUNK_COLUMNS}, s.score AS rank FROM scored s JOIN chunks c ON c.id = s.chunk_id"
+                f" SELECT {_CHUNK_COLUMNS}, s.score AS rank, (SELECT n FROM stats) AS bm25_n,"
+                " (SELECT avgdl FROM stats) AS bm25_avgdl, (SELECT json_object_agg(term, df) FROM df) AS bm25_df"
+                " FROM scored s JOIN chunks c ON c.id = s.chunk_id"
                 " JOIN documents d ON d.id = c.document_id ORDER BY s.score DESC, c.id"
             ),
             {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "k": limit,
              "k1": float(k1), "b": float(b), "node_sets": self.node_sets},
         ).mappings()
-        return [dict(r) for r in rows]
+        out = []
+        for r in rows:
+            row = dict(r)
+            row["bm25_stats"] = (row.pop("bm25_n"), row.pop("bm25_avgdl"), row.pop("bm25_df") or {})
+            out.append(row)
+        return out

@@ -90,8 +90,10 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     lists: dict[str, list[uuid.UUID]] = {}
     scored: dict[str, list[tuple[uuid.UUID, float]]] = {}
     # Reads that need no question vector come first: the vector is computed meanwhile (prefetch_vector).
+    bm25_stats = None
     if weights.get("bm25"):
         found = bm25_rows(ctx, n)
+        bm25_stats = found[0].get("bm25_stats") if found else None  # N, avgdl, df: for the exact scores
         rows.update({r["id"]: r for r in found})
         lists["bm25"] = [r["id"] for r in found]
         scored["bm25"] = [(r["id"], float(r["rank"])) for r in found]
@@ -122,7 +124,7 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
         # Dense and BM25 scores fuse first (ranking.fuse_scores), as one list weighing both; a
         # passage one list left out is scored exactly for it (one read for all of them). With the
         # walk in play they stay rank lists: its weight was set against them as such.
-        _complete_scores(ctx, scored)
+        _complete_scores(ctx, scored, bm25_stats)
         del lists["dense"], lists["bm25"]
         lists["passages"] = fuse_scores(scored, weights)
         weights = {**weights, "passages": weights["dense"] + weights["bm25"]}
@@ -142,12 +144,14 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     return [(rows[cid], score, bridges.get(cid)) for cid, score in ranked if cid in rows]
 
 
-def _complete_scores(ctx: RecallContext, scored: dict[str, list[tuple[uuid.UUID, float]]]) -> None:
+def _complete_scores(ctx: RecallContext, scored: dict[str, list[tuple[uuid.UUID, float]]],
+                     bm25_stats: tuple | None = None) -> None:
     dense, bm25 = dict(scored["dense"]), dict(scored["bm25"])
     missing = [cid for cid in dict.fromkeys([*dense, *bm25]) if cid not in dense or cid not in bm25]
     k1, b = ctx.bm25
     for cid, (distance, score) in ctx.search.chunk_scores(ctx.datasets, missing, ctx.vector(),
-                                                         lexical.query_terms(ctx.question), k1, b).items():
+                                                         lexical.query_terms(ctx.question), k1, b,
+                                                         stats=bm25_stats).items():
         if cid not in dense and distance is not None:
             scored["dense"].append((cid, similarity(distance)))
         if cid not in bm25:

@@ -7,6 +7,7 @@ import re
 import uuid
 
 import pytest
+from sqlalchemy import text
 
 from engram.pipelines import ids
 from engram.tasks.client import EngramError
@@ -248,6 +249,15 @@ def test_exact_scores_of_chunks_equal_the_lexical_lanes_and_keep_its_node_set_fi
         assert len(ranked) >= 2
         assert {r["id"]: round(float(r["rank"]), 9) for r in ranked} == \
             {cid: round(score, 9) for cid, (_, score) in exact.items()}
+        # Given the collection statistics the list came with, only these chunks' postings are read:
+        # the same scores, and 0 for a chunk that shares no term with the question.
+        other = uow.conn.execute(text("SELECT id FROM chunks WHERE dataset_id = :d AND NOT (id = ANY(:ids)) LIMIT 1"),
+                                 {"d": dataset, "ids": [r["id"] for r in ranked]}).scalar()
+        fast = uow.search.chunk_scores([dataset], [r["id"] for r in ranked] + [other], [0.1] * 384, terms,
+                                       stats=ranked[0]["bm25_stats"])
+        assert {cid: round(score, 9) for cid, (_, score) in fast.items() if cid != other} == \
+            {cid: round(score, 9) for cid, (_, score) in exact.items()}
+        assert fast[other][1] == round(uow.search.chunk_scores([dataset], [other], [0.1] * 384, terms)[other][1], 9)
         uow.search.node_sets = ["a-set-no-document-is-in"]
         try:
             assert uow.search.chunks_bm25([dataset], terms, 10) == []
