@@ -36,11 +36,12 @@ from engram.models.payloads import (
     SessionsRequest,
     StatusRequest,
 )
+from engram.models.payloads.export import ExportRequest
 from engram.pipelines.browse import next_offset, text_page
 from engram.pipelines.errors import BadInput
 
 TOOLS = ("remember", "recall", "capture", "capture_reprocess", "status", "forget", "feedback", "sessions", "link",
-         "read", "list", "entity", "graph", "datasets", "skills_list", "skill_load")
+         "read", "list", "entity", "graph", "datasets", "skills_list", "skill_load", "export")
 
 
 class Authority:
@@ -226,6 +227,12 @@ class EngramTools:
                 "next_offset": more, "earlier_procedures": len(skill["earlier_procedures"]),
                 "recent_runs": out["runs"][:5]}
 
+    def export(self, dataset: str, cursor: str = "", limit: int = 100) -> dict:
+        # `cursor: str`, not `str | None`: the SDK json-parses a string argument of any other type,
+        # and a cursor is a JSON text that must reach the task as it was given.
+        return self.call("engram.export", self.payload(ExportRequest, dataset=dataset, cursor=cursor or None,
+                                                       limit=limit))
+
 
 METHODS = {"list": "list_items"}  # tool name -> EngramTools method where the name is a builtin
 
@@ -272,6 +279,12 @@ DESCRIPTIONS = {
                    "the tools they may call. Load one with skill_load.",
     "skill_load": "Load one skill's procedure by name (paged: offset, max_chars; next_offset says where more "
                   "starts) with its tools and recent runs, to follow it step by step.",
+    "export": "Export a dataset whole (read grant), one page per call, to back it up, move it to another "
+              "deployment or process every row yourself; to answer a question use recall, to browse use list. "
+              "The first call (no cursor) returns the header (format, version, row counts per table) and the "
+              "first records {table, row}, in file order (rows include their vectors); pass the returned "
+              "cursor back, as given, for the next page until it is null. limit: records per page (1..5000, default 100). "
+              "Header then records, one JSON object a line, is the file engram import reads.",
 }
 
 

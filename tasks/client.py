@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -16,14 +16,20 @@ from engram.models.payloads import (
     CaptureAccepted,
     CaptureStatus,
     DatasetsResult,
+    EntityDossier,
     ForgetResult,
+    GraphResult,
     ImproveResult,
+    LinkResult,
+    ListResult,
+    ReadResult,
     RecallResult,
     RememberResult,
     RunStatus,
     SessionStored,
     StatusResult,
 )
+from engram.models.payloads.export import ExportPage, ImportResult
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".csv", ".json", ".py", ".rst", ".html", ".xml", ".yaml", ".yml"}
 
@@ -183,6 +189,118 @@ class EngramClient:
         if data_item_id is not None:
             kwargs["data_item_id"] = str(data_item_id)
         return ForgetResult.model_validate(self.call("engram.forget", **kwargs))
+
+    # -------------------------------------------------------------- browsing and linking
+
+    def read(self, dataset: str, id: uuid.UUID | str, *, user: str = "default", **kwargs) -> ReadResult:
+        """One captured object or document (kwargs: offset, max_chars, facts_limit)."""
+        return ReadResult.model_validate(self.call("engram.read", dataset=dataset, id=str(id), user=user, **kwargs))
+
+    def list_items(self, dataset: str, *, user: str = "default", **kwargs) -> ListResult:
+        """A dataset's objects or documents, newest first (kwargs: kind, type, project, tag, offset, limit)."""
+        return ListResult.model_validate(self.call("engram.list", dataset=dataset, user=user, **kwargs))
+
+    def entity(self, dataset: str, entity: str, *, user: str = "default", **kwargs) -> EntityDossier:
+        """An entity's (or object's) dossier by name or id (kwargs: limit)."""
+        return EntityDossier.model_validate(self.call("engram.entity", dataset=dataset, entity=entity, user=user,
+                                                      **kwargs))
+
+    def graph(self, dataset: str, entity: str, *, user: str = "default", **kwargs) -> GraphResult:
+        """An entity's neighbourhood (kwargs: depth, limit, include_history)."""
+        return GraphResult.model_validate(self.call("engram.graph", dataset=dataset, entity=entity, user=user,
+                                                    **kwargs))
+
+    def link(self, dataset: str, source: str, target: str, predicate: str, *, user: str = "default",
+             **kwargs) -> LinkResult:
+        """A typed link, origin caller, between two entities or objects (kwargs: confidence, note)."""
+        return LinkResult.model_validate(self.call("engram.link", dataset=dataset, source=str(source),
+                                                   target=str(target), predicate=predicate, user=user, **kwargs))
+
+    # -------------------------------------------------------------- export and import
+
+    def export_pages(self, dataset: str, *, user: str = "default", limit: int = 500) -> Iterator[ExportPage]:
+        """A dataset's export (read grant), page after page: the first carries the header."""
+        cursor = None
+        while True:
+            page = ExportPage.model_validate(self.call("engram.export", dataset=dataset, user=user, cursor=cursor,
+                                                       limit=limit))
+            yield page
+            cursor = page.cursor
+            if cursor is None:
+                return
+
+    def export_to(self, path: str | Path, dataset: str, *, user: str = "default", limit: int = 500) -> int:
+        """Write the dataset's jsonl export (as `engram export` does) to `path`; returns the records written.
+        The file appears only once complete."""
+        from engram.pipelines.export import header_line, record_line
+
+        path = Path(path)
+        partial = path.with_name(path.name + ".partial")
+        records = 0
+        try:
+            with partial.open("w", encoding="utf-8") as out:
+                for page in self.export_pages(dataset, user=user, limit=limit):
+                    if page.header is not None:
+                        out.write(header_line(page.header) + "\n")
+                    for record in page.records:
+                        out.write(record_line(record["table"], record["row"]) + "\n")
+                    records += len(page.records)
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return records
+
+    def import_pages(self, pages: Iterable[ExportPage | dict], *, user: str = "default", dataset: str | None = None,
+                     import_id: str | None = None) -> ImportResult:
+        """Import export pages (from export_pages or another deployment) as the caller's own dataset
+        (default the exported name): one part per page, all written in one transaction by the last."""
+        import_id = import_id or uuid.uuid4().hex
+        pages = iter(pages)
+        page = next(pages, None)
+        if page is None:
+            raise EngramError("engram.import: no pages to import")
+        part = 0
+        while page is not None:
+            page = ExportPage.model_validate(page)
+            following = next(pages, None)
+            kwargs = {"import_id": import_id, "user": user, "part": part, "records": page.records,
+                      "last": following is None, "dataset": dataset}
+            if part == 0:
+                kwargs["header"] = page.header
+            result = ImportResult.model_validate(self.call("engram.import", **kwargs))
+            page, part = following, part + 1
+        return result
+
+    def import_file(self, path: str | Path, *, user: str = "default", dataset: str | None = None,
+                    part_size: int = 500) -> ImportResult:
+        """Import a jsonl file written by `engram export` or export_to, in parts of `part_size` records.
+        A malformed line is named before the part holding it is sent; nothing is written unless all is."""
+        from engram.pipelines.export import check_header, check_record, decoded_lines
+
+        if not 1 <= part_size <= 5000:
+            raise ValueError(f"part_size must be 1..5000, got {part_size}")
+
+        def pages() -> Iterator[ExportPage]:
+            with Path(path).open(encoding="utf-8") as lines:
+                header, records = None, []
+                for where, obj in decoded_lines(lines):
+                    if header is None:
+                        header = check_header(obj)
+                        page_header = header
+                        continue
+                    check_record(obj, where)
+                    records.append(obj)
+                    if len(records) == part_size:
+                        yield ExportPage(header=page_header, records=records)
+                        page_header, records = None, []
+                if header is None:  # an empty file
+                    check_header(None)
+                yield ExportPage(header=page_header, records=records)
+
+        try:
+            return self.import_pages(pages(), user=user, dataset=dataset)
+        except (ValueError, OSError, UnicodeDecodeError) as exc:  # BadInput is a ValueError
+            raise EngramError(f"{path}: {exc}") from None
 
     # -------------------------------------------------------------- sessions and improve
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from engram.models.payloads.base import NAME, Payload
 
@@ -31,3 +31,26 @@ class ImportRequest(Payload):
     records: list[dict[str, Any]] = Field(default_factory=list, max_length=5000)
     last: bool = False
     dataset: str | None = Field(default=None, pattern=NAME)
+
+
+class ExportPage(BaseModel):
+    """What one engram.export call returns: the header (first page only), records
+    `{"table", "row"}` in file order, and the cursor of the next page (null on the last)."""
+
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]]
+    cursor: str | None = None
+
+
+class ImportResult(BaseModel):
+    """What engram.import returns: `staged` (with `parts` staged so far) or, for the last part,
+    `imported` with the new dataset, its id, the rows per table and whether vectors were reused."""
+
+    status: str
+    import_id: str | None = None
+    parts: int | None = None
+    dataset: str | None = None
+    dataset_id: str | None = None
+    counts: dict[str, int] | None = None
+    vectors: str | None = None
+    reembedded: int | None = None

@@ -269,3 +269,68 @@ def test_cli_export_and_import_round_trip_refuse_bad_files_and_reembed_for_anoth
         out = _cli("import", str(path), "-d", "copy", database_url=url)
         assert out.returncode == 1 and "already holds the exported dataset" in out.stdout
         engine.dispose()
+
+
+def test_the_client_browses_links_exports_to_a_file_and_imports_it_elsewhere(worker, worker_factory, store, scratch,
+                                                                             dataset_name, tmp_path):
+    """EngramClient's typed methods for the browsing tasks, export (pages or a file) and import."""
+    from engram.models.payloads import EntityDossier, GraphResult, LinkResult, ListResult, ReadResult
+    from engram.models.payloads.export import ExportPage, ImportResult
+    from engram.tasks.client import EngramError
+
+    client, user = worker.client, f"client-{uuid.uuid4().hex[:6]}"
+    decision = client.capture("Queue for background jobs", dataset=dataset_name, user=user, wait=True,
+                              template="decision", template_fields={"chosen": "Celery", "rationale": "in the stack"},
+                              entities=[{"name": "Celery", "type": "technology"}], tags=["infra"])
+    lesson = client.capture("Broker outage", dataset=dataset_name, user=user, wait=True, type="lesson",
+                            content="The broker went down for an hour.", summary="A broker outage.",
+                            entities=[{"name": "Redis", "type": "technology"}])
+    assert decision.status == lesson.status == "complete"
+    linked = client.link(dataset_name, decision.object_id, "redis", "depends_on", user=user, note="the broker")
+    assert isinstance(linked, LinkResult) and linked.created and linked.predicate == "dependsOn"
+    listed = client.list_items(dataset_name, user=user, tag="infra")
+    assert isinstance(listed, ListResult) and [i["title"] for i in listed.items] == ["Queue for background jobs"]
+    obj = client.read(dataset_name, decision.object_id, user=user, max_chars=10)
+    assert isinstance(obj, ReadResult) and obj.kind == "object" and len(obj.text) == 10 and obj.next_offset == 10
+    redis = client.entity(dataset_name, "Redis", user=user)
+    assert isinstance(redis, EntityDossier)
+    assert {(f.predicate, f.origin) for f in redis.current} == {("dependsOn", "caller"), ("mentions", "entity")}
+    hood = client.graph(dataset_name, "Redis", user=user, depth=2)
+    assert isinstance(hood, GraphResult) and {n.name for n in hood.nodes} == {
+        "Redis", "Queue for background jobs", "Broker outage", "Celery"}
+    with pytest.raises(EngramError, match="unknown predicate 'likes'"):
+        client.link(dataset_name, "Celery", "Redis", "likes", user=user)
+    with pytest.raises(EngramError, match="does not exist for user 'stranger'"):
+        client.read(dataset_name, decision.object_id, user="stranger")
+
+    # Export: pages (the header with the first), or the same as a jsonl file.
+    pages = list(client.export_pages(dataset_name, user=user, limit=7))
+    assert all(isinstance(p, ExportPage) for p in pages) and len(pages) > 2 and pages[-1].cursor is None
+    head = pages[0].header
+    assert head["format"] == export.FORMAT and all(p.header is None for p in pages[1:])
+    path = tmp_path / "client.jsonl"
+    written = client.export_to(path, dataset_name, user=user, limit=7)
+    lines = path.read_text().splitlines()
+    assert written == len(lines) - 1 == sum(len(p.records) for p in pages) == sum(
+        n for t, n in head["counts"].items() if t != "datasets")
+    assert json.loads(lines[0])["counts"] == head["counts"] and not (tmp_path / "client.jsonl.partial").exists()
+    with pytest.raises(EngramError, match="does not exist for user 'stranger'"):
+        client.export_to(tmp_path / "no.jsonl", dataset_name, user="stranger")
+    assert not (tmp_path / "no.jsonl").exists() and not (tmp_path / "no.jsonl.partial").exists()
+
+    # Import the file into another deployment, in parts; a bad file is named and writes nothing.
+    url, target = scratch
+    other = worker_factory({"ENGRAM_DATABASE_URL": url}).client
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines[:-1], '{"table": "secrets", "row": {"id": 1}}']) + "\n")
+    with pytest.raises(EngramError, match=f"line {len(lines)}: unknown table 'secrets'"):
+        other.import_file(bad, user="importer", dataset="client-copy", part_size=3)
+    assert _dataset_id(target, "client-copy", "importer") is None
+    got = other.import_file(path, user="importer", dataset="client-copy", part_size=3)
+    assert isinstance(got, ImportResult) and got.status == "imported" and got.vectors == "reused"
+    assert got.counts == head["counts"] and got.dataset_id == str(_dataset_id(store, dataset_name, user))
+    assert [i["title"] for i in other.list_items("client-copy", user="importer", tag="infra").items] == [
+        "Queue for background jobs"]
+    # The pages themselves import the same way; the deployment holds the dataset now, so it refuses.
+    with pytest.raises(EngramError, match="already holds the exported dataset"):
+        other.import_pages(pages, user="importer", dataset="client-again")

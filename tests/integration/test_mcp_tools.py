@@ -1,6 +1,7 @@
 """Every `engram mcp` tool driven by the official SDK client against a real worker, over stdio
 and over streamable HTTP: node-set and as_of recall, reprocess of a partial capture, a link
-then the entity's dossier, browsing, skills, and refusals across users."""
+then the entity's dossier, browsing, skills, a dataset's export paged through, and refusals
+across users."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from contextlib import asynccontextmanager
 
 import anyio
 import pytest
 
 from engram.cli.mcp_server import TOOLS
+from engram.pipelines import export
 from engram.tests.integration.time_helpers import MAYOR
 
 ELECTED = "Springfield's mayor was Maria Lopez (elected 2015)."
@@ -67,6 +70,17 @@ def _env(worker) -> dict:
             if k.startswith(("ENGRAM_", "HF_", "LITELLM_")) or k in ("PATH", "HOME", "PYTHONPATH")}
 
 
+async def _export(calls: Calls, dataset: str, limit: int) -> list[dict]:
+    """Every page of the dataset's export, following the cursors the pages return."""
+    pages, cursor = [], None
+    while True:
+        page = await calls.ok("export", dataset=dataset, limit=limit, **({"cursor": cursor} if cursor else {}))
+        pages.append(page)
+        cursor = page["cursor"]
+        if cursor is None:
+            return pages
+
+
 def _triplets(answer: dict) -> list[str]:
     return [i["text"] for i in answer["items"] if i["kind"] == "triplet"]
 
@@ -98,6 +112,26 @@ async def tour(calls: Calls, world: dict, tag: str) -> dict:
                              include_history=True)
     assert {t.split(" mayor of")[0] for t in _triplets(history)} == {"Maria Lopez", "Tom Reed"}
     assert "as_of" in await calls.refused("recall", question=question, datasets=[mayors], as_of="last tuesday")
+
+    # The mayors' export, page after page: the header first, then every row once, in file order; header
+    # and records as lines are a file `engram import` reads.
+    pages = await _export(calls, mayors, limit=20)
+    head = pages[0]["header"]
+    assert len(pages) > 2 and all(p["header"] is None for p in pages[1:]), [len(p["records"]) for p in pages]
+    assert all(len(p["records"]) <= 20 for p in pages) and head["version"] == export.VERSION
+    assert head["dataset"]["name"] == mayors and head["owner"] == world["user"]
+    records = [r for p in pages for r in p["records"]]
+    tables = Counter(r["table"] for r in records)
+    assert tables == {t: n for t, n in head["counts"].items() if n and t != "datasets"}, (tables, head["counts"])
+    assert {"data_items", "chunks", "entities", "edges", "edge_intervals", "skills", "stage_runs"} <= set(tables)
+    assert [export.TABLES.index(t) for t in tables] == sorted(export.TABLES.index(t) for t in tables)
+    _, rows = export.parse_jsonl([json.dumps(head), *(json.dumps(r) for r in records)])
+    assert sum(1 for _ in rows) == len(records)
+    assert [r["row"]["name"] for r in records if r["table"] == "skills"] == ["triage"]
+    assert {"maria_lopez", "tom_reed", "springfield"} <= {r["row"]["name"] for r in records if r["table"] == "entities"}
+    assert "is not one an export page returned" in await calls.refused("export", dataset=mayors,
+                                                                       cursor='{"table": "secrets"}')
+    assert "limit" in await calls.refused("export", dataset=mayors, limit=0)
 
     # Captures, a link by hand, then the dossier, the neighbourhood and the object itself.
     decision = await calls.ok("capture", dataset=caps, title="Queue for background jobs", template="decision",
@@ -201,6 +235,7 @@ async def refusals(calls: Calls, world: dict, tag: str) -> None:
                        ("graph", {"dataset": mayors, "entity": "Springfield"}),
                        ("list", {"dataset": caps}),
                        ("skills_list", {"dataset": mayors}),
+                       ("export", {"dataset": mayors}),
                        ("link", {"dataset": caps, "source": "Celery", "target": "Redis", "predicate": "supports"})):
         assert "does not exist for user" in await calls.refused(tool, **args), tool
     assert user not in json.dumps(await calls.ok("datasets"))
@@ -303,6 +338,9 @@ def test_every_tool_over_http_and_users_stay_apart(worker, world, tmp_path):
                 shared = {d["name"]: d for d in (await calls.ok("datasets"))["datasets"]}[world["mayors"]]
                 assert not shared["own"] and shared["permissions"] == ["read"] and shared["owner"] == world["user"]
                 assert (await calls.ok("entity", dataset=world["mayors"], entity="Maria Lopez"))["current"]
+                # A reader may export what was shared with it (the read grant), page by page.
+                first = await calls.ok("export", dataset=world["mayors"], limit=1)
+                assert first["header"]["owner"] == world["user"] and len(first["records"]) == 1 and first["cursor"]
                 assert "has no write grant" in await calls.refused(
                     "link", dataset=world["mayors"], source="Maria Lopez", target="Springfield", predicate="supports")
 
