@@ -20,6 +20,15 @@ QUESTIONS = [
     ("What happened during the Great Flood of 2011?", "CHUNKS"),
 ]
 
+# Printed after the answers: the memory stays (the embedded servers keep it in the state directory).
+NEXT_STEPS = """\
+engram status -d demo             the demo's runs, stage by stage
+engram recall "Who founded Harbor Dynamics?" -d demo     your own question
+engram worker                     a worker (another terminal), then Flower:
+FLOWER_BASIC_AUTH=me:secret engram flower --port 5555    http://localhost:5555
+engram doctor                     services, schema, embedder, LLM settings
+README.md (Quick start): a producer of your own; docs/: the rest"""
+
 
 def start_worker(concurrency: int = 2, loglevel: str = "warning", extra_env: dict | None = None,
                  log_path: Path | None = None, extra_args: tuple[str, ...] = ()) -> subprocess.Popen:
@@ -89,6 +98,8 @@ def run_demo(console: Console, corpus: Path | None) -> int:
         for question, search_type in QUESTIONS:
             console.rule(question)
             render_recall(console, client.recall(question, datasets=["demo"], search_type=search_type, top_k=3))
+        console.rule("Where to look next")
+        console.print(NEXT_STEPS, markup=False, highlight=False)
         return 1 if failed else 0
     finally:
         stop_worker(proc)

@@ -121,3 +121,6 @@ def test_demo_on_a_small_corpus(services, worker_factory, tmp_path):
     out = ok(engram(handle.redis_url, "demo", "--corpus", str(corpus), timeout=600))
     assert "2 completed, 0 failed" in out and "worker stopped; demo done" in out
     assert "Who is the CEO of Harbor Dynamics?" in out and "Alice Moreau" in out
+    # It ends by saying where to look next: the runs, Flower.
+    tail = " ".join(out.split("Where to look next", 1)[1].split())
+    assert "engram status -d demo" in tail and "engram flower" in tail and "http://localhost:5555" in tail, tail
