@@ -7,18 +7,23 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 # Shipped as package data (pyproject), so a built install (the Docker image) has them too.
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "demo"
 DEMO_QA = DEMO_CORPUS.parent / "demo_qa.jsonl"
+# (question, search type, include_history): the CEO question shows the earlier holders too.
 QUESTIONS = [
-    ("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION"),
-    ("When was Alder Bay University founded?", "CHUNKS"),
-    ("What happened during the Great Flood of 2011?", "CHUNKS"),
+    ("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION", True),
+    ("When was Alder Bay University founded?", "TRIPLET_COMPLETION", False),
+    ("What happened during the Great Flood of 2011?", "CHUNKS", False),
 ]
+# One CEO at a time: a newer holder supersedes the earlier ones (docs/time.md).
+FUNCTIONAL = {"ceo_of": "target"}
 
 # Printed after the answers: the memory stays (the embedded servers keep it in the state directory).
 NEXT_STEPS = """\
@@ -64,6 +69,11 @@ def stop_worker(proc: subprocess.Popen, timeout: float = 30.0) -> None:
         proc.wait()
 
 
+def current_first(result):
+    """The facts valid now before the superseded ones (kept in their order otherwise)."""
+    return result.model_copy(update={"items": sorted(result.items, key=lambda item: bool(item.superseded))})
+
+
 def run_demo(console: Console, corpus: Path | None) -> int:
     from engram.cli import prepare_services
     from engram.settings import get_settings
@@ -82,7 +92,7 @@ def run_demo(console: Console, corpus: Path | None) -> int:
                       "extractor; answers are retrieved context).[/yellow]")
     from engram.celery_app import app
     from engram.cli.progress import follow_runs, render_recall
-    from engram.tasks.client import EngramClient
+    from engram.tasks.client import EngramClient, RunHandle
 
     log_path = settings.state_dir / "demo-worker.log"
     proc = start_worker(log_path=log_path)
@@ -90,14 +100,28 @@ def run_demo(console: Console, corpus: Path | None) -> int:
     try:
         wait_for_worker(app, proc)
         client = EngramClient(app, local_reads=True)
-        handle = client.remember(dataset="demo", paths=[corpus])
+        handle = client.remember(dataset="demo", paths=[corpus], options={
+            "functional_relationships": FUNCTIONAL, "contradiction_check": True})
         console.print(f"remembering {len(handle.runs)} documents from {corpus}")
         statuses = follow_runs(console, handle.runs)
         failed = [s for s in statuses if s.status != "completed"]
         console.print(f"{len(statuses) - len(failed)} completed, {len(failed)} failed")
-        for question, search_type in QUESTIONS:
+        # Documents ingested side by side each saw only what was loaded before them: one pass
+        # over the whole dataset settles who succeeded whom and which sources disagree.
+        for task, extra in (("engram.maintenance.supersede", {"functional_relationships": FUNCTIONAL}),
+                            ("engram.maintenance.check_contradictions", {})):
+            accepted = client.call(task, dataset="demo", user="default", **extra)
+            done = RunHandle(client, uuid.UUID(str(accepted["run_id"]))).wait()
+            console.print(f"{task.rsplit('.', 1)[1].replace('_', ' ')} over the dataset: {done.status}")
+        for question, search_type, history in QUESTIONS:
             console.rule(question)
-            render_recall(console, client.recall(question, datasets=["demo"], search_type=search_type, top_k=3))
+            result = client.recall(question, datasets=["demo"], search_type=search_type, top_k=3,
+                                   include_history=history)
+            render_recall(console, current_first(result), superseded_label="former")
+            disputed = {c.get("fact") for item in result.items for c in item.conflicts}
+            if disputed:
+                console.print("[red]The sources disagree:[/red] " + escape("; ".join(sorted(
+                    {item.text.strip() for item in result.items if item.conflicts} | disputed))))
         console.rule("Where to look next")
         console.print(NEXT_STEPS, markup=False, highlight=False)
         return 1 if failed else 0

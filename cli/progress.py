@@ -35,7 +35,7 @@ def follow_runs(console: Console, runs, timeout: float = 3600.0, poll: float = 0
             time.sleep(poll)
 
 
-def render_recall(console: Console, result: RecallResult) -> None:
+def render_recall(console: Console, result: RecallResult, superseded_label: str = "superseded") -> None:
     head = f"[bold]{result.search_type}[/bold]"
     if result.routed:
         head += f" (routed, score {result.route_score})"
@@ -53,7 +53,7 @@ def render_recall(console: Console, result: RecallResult) -> None:
     for rank, item in enumerate(result.items, 1):
         p = item.provenance
         source = p.title or (str(p.document_id)[:8] if p.document_id else "")
-        flags = " [yellow](superseded)[/yellow]" if item.superseded else ""
+        flags = f" [yellow]({superseded_label})[/yellow]" if item.superseded else ""
         style = "bold green" if item.kind == "answer" else "cyan"
         console.print(f"{rank:>2}. [{style}]\\[{item.kind}][/{style}] {item.score:.3f}{flags}  "
                       f"{escape(item.text.strip()[:300])}")

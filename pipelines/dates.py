@@ -239,10 +239,20 @@ def stated_interval(text: str | None) -> Stated:
             end = value
         elif start is None:
             start = value
-    ended = end is not None or bool(set(words) & ENDS) or (not starts and _past_state(words))
+    ended = (end is not None or bool(set(words) & ENDS) or (not starts and _past_state(words))
+             or _then_holder(text))
     if start is not None and end is not None and end.at <= start.at and end.end > start.at:
         end = When(end.end, end.precision)  # "from 2015 to 2015": through the end of that period
     return Stated(start, end, ended, _latest(w for _, w in dates))
+
+
+_THEN = re.compile(r",\s*then\s+(?:the\s+)?([a-z-]+)", re.I)
+
+
+def _then_holder(text: str) -> bool:
+    """"Alice Moreau, then CEO of Acme, ...": a post held at that time, not now (not "..., then
+    moved to Lima", a next event)."""
+    return any(not w.lower().endswith("ed") and w.lower() not in STARTS for w in _THEN.findall(text))
 
 
 def _past_state(words: list[str]) -> bool:
@@ -259,13 +269,16 @@ def _past_state(words: list[str]) -> bool:
 def aspect_words(words: Sequence[str]) -> tuple[list[str], bool, bool]:
     """Relationship words without tense/change words: (kept, starts, ended).
 
-    "became mayor of" -> (["mayor", "of"], True, False); "former ceo of" -> (["ceo", "of"],
-    False, True). A phrase made only of such words is kept as it is ("took over")."""
+    "became mayor of" -> (["mayor", "of"], True, False); "former ceo of" and ", then ceo of" ->
+    (["ceo", "of"], False, True). A phrase made only of such words is kept as it is ("took over")."""
     kept: list[str] = []
     starts = ended = False
     skip_second = False
-    for w in words:
+    for i, w in enumerate(words):
         low = w.lower()
+        if i == 0 and low == "then":  # "Alice Moreau, then CEO of Acme": CEO at that time, not now
+            ended = True
+            continue
         if skip_second and low in _SECOND_WORDS:
             skip_second = low in ("over", "down")  # "took over as", "stepped down as": both words go
             continue
@@ -276,6 +289,8 @@ def aspect_words(words: Sequence[str]) -> tuple[list[str], bool, bool]:
             ended, skip_second = True, low in ("served", "serves") or low in STOPS
         elif low in PAST:
             ended = True
+        elif low == "first" and ended and not kept:
+            continue  # "served as the first CEO of": a holder of the post, in the past
         else:
             kept.append(w)
     if not kept:

@@ -117,8 +117,30 @@ def offline_graph(text: str) -> KnowledgeGraph:
     flat = " ".join(" ".join(lines).split())
     inner = _inner_capitalised(flat)
     for sentence in _sentences(flat):
-        _link(graph, sentence, [m for m in _mentions(sentence) if _keep(m, sentence, inner)])
+        for part in _restated(sentence):
+            # Each part links its own mentions; nodes and edges quote the sentence as written.
+            _link(graph, part, [m for m in _mentions(part) if _keep(m, part, inner)], description=sentence)
     return graph.result()
+
+
+_NAME = r"[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)*"
+_ATTRIBUTED = re.compile(r"^According to [^,]{3,160}, (?=[A-Z])(.+)$")
+_SUCCEEDED = re.compile(rf"^(?P<pre>.*?)(?P<x>{_NAME}) succeeded (?P<y>{_NAME}) as (?P<role>[a-z ]*?[A-Za-z]+ of) (?P<z>.+)$")
+
+
+def _restated(sentence: str) -> list[str]:
+    """The facts a sentence states, as sentences the mention chain reads right:
+    "According to the society, X was founded in 1968." states "X was founded in 1968." (the
+    attribution is the source's, kept as the description); "In 2024 B succeeded A as CEO of C."
+    states "In 2024 B became CEO of C." and "In 2024 B succeeded A." (not A as CEO of C)."""
+    attributed = _ATTRIBUTED.match(sentence)
+    if attributed:
+        sentence = attributed.group(1)
+    succeeded = _SUCCEEDED.match(sentence)
+    if succeeded:
+        pre, x, y, role, z = succeeded.group("pre", "x", "y", "role", "z")
+        return [f"{pre}{x} became {role} {z}", f"{pre}{x} succeeded {y}."]
+    return [sentence]
 
 
 @dataclass
@@ -404,3 +426,27 @@ def _truncate(text: str, limit: int) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0]
     return cut if cut else text[:limit]
+
+
+# A one-time event has one year: two facts giving one subject different years for it disagree.
+_ONCE = re.compile(r"^(?P<what>.+ (?:founded|established|born|built|completed|opened|incorporated|died|created)"
+                   r"(?: [a-z]+)?) (?P<year>1\d{3}|20\d{2})$")
+_FACT_LINE = re.compile(r"^\[(F\d+)\] (.+)$", re.M)
+
+
+def offline_contradictions(text: str) -> dict:
+    """The contradiction check offline: the facts ("[F1] Alder Bay University founded in 1962")
+    that date one subject's one-time event (founded, born, built, opened...) in different years."""
+    seen: dict[str, list[tuple[str, str]]] = {}
+    found = []
+    for fid, fact in _FACT_LINE.findall(text):
+        once = _ONCE.match(fact.strip())
+        if once is None:
+            continue
+        what, year = once.group("what"), once.group("year")
+        for other_fid, other_year in seen.setdefault(what, []):
+            if other_year != year:
+                found.append({"first_fact_id": other_fid, "second_fact_id": fid, "confidence": 0.9,
+                              "reason": f"one event, two years: {what} {other_year} or {year}"})
+        seen[what].append((fid, year))
+    return {"contradictions": found}

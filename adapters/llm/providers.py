@@ -163,7 +163,7 @@ class OfflineProvider:
             "ChunkExtraction": offline.offline_chunk_extraction,
             "KnowledgeGraph": offline.offline_graph,
             "SummarizedContent": offline.offline_summary,
-            "ContradictionList": lambda _text: {"contradictions": []},
+            "ContradictionList": offline.offline_contradictions,
         }
         handler = handlers.get(response_model or "")
         if handler is None:

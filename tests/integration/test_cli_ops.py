@@ -112,15 +112,20 @@ def test_doctor_says_when_it_reads_a_dotenv_file(services, tmp_path):
     assert "settings also read from" in flat and ".env" in flat, out.stdout
 
 
-def test_demo_on_a_small_corpus(services, worker_factory, tmp_path):
+def test_the_demo_marks_the_current_ceo_and_says_the_sources_disagree(services, worker_factory):
     handle = worker_factory(start=False)  # only its broker database: the demo starts its own worker
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "harbor.md").write_text("Alice Moreau is the CEO of Harbor Dynamics.")
-    (corpus / "alder.md").write_text("Alder Bay University was founded in 1968.")
-    out = ok(engram(handle.redis_url, "demo", "--corpus", str(corpus), timeout=600))
-    assert "2 completed, 0 failed" in out and "worker stopped; demo done" in out
-    assert "Who is the CEO of Harbor Dynamics?" in out and "Alice Moreau" in out
+    out = ok(engram(handle.redis_url, "demo", timeout=900))
+    print(out)
+    assert "24 completed, 0 failed" in out and "worker stopped; demo done" in out
+    ceo = out.split("Who is the CEO of Harbor Dynamics?", 1)[1].split("When was Alder Bay University founded?", 1)[0]
+    facts = [line for line in ceo.splitlines() if "[triplet]" in line]
+    # The current CEO first; the earlier one marked former, with the years it held the post.
+    assert "Bob Lindqvist" in facts[0] and "(former)" not in facts[0], ceo
+    assert any("Alice Moreau" in f and "2020–2024" in f for f in facts[1:]), ceo
+    assert all("(former)" in f for f in facts[1:]), ceo
+    founded = out.split("When was Alder Bay University founded?", 1)[1].split("What happened during", 1)[0]
+    disagree = " ".join(founded.split("The sources disagree:", 1)[1].split())
+    assert "1962" in disagree and "1968" in disagree, founded
     # It ends by saying where to look next: the runs, Flower.
     tail = " ".join(out.split("Where to look next", 1)[1].split())
     assert "engram status -d demo" in tail and "engram flower" in tail and "http://localhost:5555" in tail, tail

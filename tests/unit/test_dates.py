@@ -66,10 +66,14 @@ def test_assertion_time_is_the_latest_date_named():
 
 def test_aspect_words_are_time_not_relationship():
     assert aspect_words(["became", "mayor", "of"]) == (["mayor", "of"], True, False)
+    assert aspect_words(["then", "CEO", "of"]) == (["CEO", "of"], False, True)  # "X, then CEO of Y"
+    assert aspect_words(["then", "became", "CEO", "of"]) == (["CEO", "of"], True, False)
     assert aspect_words(["re-elected", "mayor", "of"]) == (["mayor", "of"], True, False)
     assert aspect_words(["took", "over", "mayor", "of"]) == (["mayor", "of"], True, False)
     assert aspect_words(["former", "ceo", "of"]) == (["ceo", "of"], False, True)
     assert aspect_words(["served", "as", "mayor", "of"]) == (["mayor", "of"], False, True)
+    assert aspect_words(["served", "as", "first", "CEO", "of"]) == (["CEO", "of"], False, True)
+    assert aspect_words(["first", "dean", "of"]) == (["first", "dean", "of"], False, False)
     assert aspect_words(["founded"]) == (["founded"], False, False)
     assert aspect_words(["became"]) == (["became"], False, False)  # nothing else left: keep it
 
@@ -100,3 +104,9 @@ def test_render_spans():
     assert render_spans([(when(2015, 3), None, True)]) == "since March 2015"
     assert render_spans([(None, None, False)]) == "formerly"
     assert render_spans([(None, None, True)]) == ""
+
+
+def test_then_before_a_post_means_it_was_held_at_that_time():
+    assert stated_interval("Alice Moreau, then CEO of Harbor Dynamics, decided to buy the company.").ended
+    assert not stated_interval("She sold the boat, then moved to Lima.").ended
+    assert not stated_interval("Alice Moreau is the CEO of Harbor Dynamics.").ended

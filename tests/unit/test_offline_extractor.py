@@ -258,3 +258,32 @@ def test_a_sentence_opener_with_a_verb_after_it_is_a_name() -> None:
         ("Leah", "Everything is fine. Honestly is fine. Thursday was long."),
     ))
     assert {n.name for n in graph.nodes} == {"Leah", "Callum", "Carmen", "Juno", "Hector"}
+
+
+def test_an_attributed_sentence_states_its_fact_and_quotes_the_source() -> None:
+    sentence = "According to the records of the Hillcrest Heritage Society, Alder Bay University was founded in 1968."
+    graph = offline_graph(sentence)
+    assert ("Alder Bay University", "founded_in", "1968") in relations(graph)
+    assert {e.description for e in graph.edges} == {sentence}
+
+
+def test_a_successor_holds_the_role_not_the_one_succeeded() -> None:
+    graph = offline_graph("In 2024 Bob Lindqvist succeeded Alice Moreau as CEO of Harbor Dynamics.")
+    found = relations(graph)
+    assert ("Bob Lindqvist", "ceo_of", "Harbor Dynamics") in found
+    assert ("Bob Lindqvist", "succeeded", "Alice Moreau") in found
+    assert ("Alice Moreau", "ceo_of", "Harbor Dynamics") not in found
+    assert {e.valid_from for e in graph.edges} == {"2024"}
+
+
+def test_offline_contradictions_are_one_time_events_dated_in_different_years() -> None:
+    from engram.adapters.llm.offline import offline_contradictions
+    from engram.prompts.contradiction import ContradictionList
+
+    facts = "\n".join(["[F1] Alder Bay University founded in 1962", "[F2] Alder Bay University located in Hillcrest",
+                       "[F3] Alder Bay University founded in 1968", "[F4] Greyfen Dam completed in 1983",
+                       "[F5] Alice Moreau joined in 2011", "[F6] Alice Moreau joined in 2015",
+                       "[F7] Greyfen Dam completed in 1983"])
+    found = ContradictionList.model_validate(offline_contradictions(f"Facts:\n{facts}\n\nList the contradictions."))
+    assert [(c.first_fact_id, c.second_fact_id) for c in found.contradictions] == [("F1", "F3")]
+    assert "1962 or 1968" in found.contradictions[0].reason
