@@ -272,6 +272,11 @@ def test_a_load_whose_texts_another_batch_holds_gives_its_worker_back_and_comes_
     assert load_of(run_id)[:2] == ("completed", 2) and documents == 2
 
 
+def _tagged(text: str, tag: str) -> str:
+    """The text with every capitalised word suffixed by `tag`: new names, new summaries."""
+    return " ".join(f"{w}{tag[:4]}" if w[:1].isupper() else w for w in text.split(" "))
+
+
 def _batch_holder(store) -> int | None:
     """OS pid of a worker process inside an embedding batch (its claim transaction is open)."""
     with store.unit_of_work() as uow:
@@ -291,7 +296,10 @@ def test_a_killed_embedding_batch_is_redelivered_and_every_item_loads_exactly_on
     dataset = f"kill-{uuid.uuid4().hex[:8]}"
     paths = sorted(DEMO.glob("*.md"))
     tag = uuid.uuid4().hex[:8]
-    items = [{"text": p.read_text() + f"\n\nKill test {tag}.", "name": p.name} for p in paths]
+    # Every name tagged: no text of the batch (chunks, summaries, entity names) was embedded by an
+    # earlier test of the shared database (the demo test keeps the demo corpus), so the batch
+    # holding them all takes long enough to be caught and killed.
+    items = [{"text": _tagged(p.read_text(), tag) + f"\n\nKill test {tag}.", "name": p.name} for p in paths]
     handle = fleet.client.remember(dataset=dataset, items=items, create_dataset=True)
     deadline, victim = time.monotonic() + 300, None
     while victim is None and time.monotonic() < deadline:
