@@ -17,6 +17,13 @@ from engram.adapters.store.search_sql import facts_only  # noqa: F401 - adapters
 from engram.models.search import EdgeWindow
 
 
+def _okapi(qtf: str, df: str, n: str, avgdl: str) -> str:
+    """One posting's Okapi BM25 term (Lucene idf; p.tf, p.dl, :k1, :b), given where the query
+    term frequency, df, N and avgdl come from: the one formula every BM25 read uses."""
+    return (f"{qtf} * ln(1 + ({n} - {df} + 0.5) / ({df} + 0.5))"
+            f" * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / {avgdl}))")
+
+
 class SearchRepository(CaptureReads, GraphReads):
     def __init__(self, conn: Connection, exact: bool = False):
         self.conn = conn
@@ -111,8 +118,7 @@ class SearchRepository(CaptureReads, GraphReads):
             + (f" AND p.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
                f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + "),"
             " df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),"
-            " scored AS (SELECT p.chunk_id, sum(p.qtf * ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))"
-            "  * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / stats.avgdl))) AS score"
+            f" scored AS (SELECT p.chunk_id, sum({_okapi('p.qtf', 'df.df', 'stats.n', 'stats.avgdl')}) AS score"
             f"  FROM p JOIN df ON df.term = p.term CROSS JOIN stats{chunk_filter} GROUP BY p.chunk_id"
         )
 
@@ -134,8 +140,7 @@ class SearchRepository(CaptureReads, GraphReads):
             scored = (
                 "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[]),"
                 "  CAST(:df AS float8[])) AS q(term, qtf, df) WHERE df > 0),"
-                " scored AS (SELECT p.chunk_id, sum(q.qtf * ln(1 + (:n - q.df + 0.5) / (q.df + 0.5))"
-                "  * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / :avgdl))) AS score"
+                f" scored AS (SELECT p.chunk_id, sum({_okapi('q.qtf', 'q.df', ':n', ':avgdl')}) AS score"
                 "  FROM chunk_terms p JOIN q ON q.term = p.term"
                 "  WHERE p.dataset_id = ANY(:ds) AND p.chunk_id = ANY(:ids) GROUP BY p.chunk_id),"
             )
