@@ -228,6 +228,14 @@ def stop_embedded_redis(settings: Settings) -> bool:
     return True  # the port file stays: the next start reuses the port
 
 
+def is_embedded_redis(settings: Settings, url: str) -> bool:
+    """Whether URL names this state directory's embedded Redis (a shell that evaluated
+    `engram services env` carries it in ENGRAM_REDIS_URL)."""
+    _, pid_file, port_file = _redis_paths(settings)
+    port = _stored_port(port_file)
+    return port is not None and pid_file.exists() and url.startswith(f"redis://127.0.0.1:{port}/")
+
+
 def _redis_answers(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import typer
 from rich.table import Table
@@ -155,16 +156,33 @@ def services_start() -> None:
     console.print_json(json.dumps({"database_url": urls.database_url, "redis_url": urls.redis_url}))
 
 
+@services_app.command("env")
+def services_env() -> None:
+    """Print `export` lines a producer's shell needs (eval "$(engram services env)"): the Redis the
+    workers use (the embedded one is started if needed; its port is chosen once per state directory)
+    and the broker when one is configured."""
+    from engram.settings import get_settings
+
+    urls = prepare_services()
+    lines = {"ENGRAM_REDIS_URL": urls.redis_url}
+    broker = get_settings().broker_url
+    if broker:
+        lines["ENGRAM_BROKER_URL"] = broker
+    for name, value in lines.items():
+        typer.echo(f"export {name}={shlex.quote(value)}")
+
+
 @services_app.command("stop")
 def services_stop() -> None:
     """Stop the embedded servers started from the state directory (a configured URL's server is
     not Engram's to stop: it is left alone and said so)."""
-    from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
+    from engram.adapters.services import is_embedded_redis, stop_embedded_postgres, stop_embedded_redis
     from engram.settings import get_settings
 
     s = get_settings()
+    redis_url = None if s.redis_url and is_embedded_redis(s, s.redis_url) else s.redis_url
     for name, variable, configured, stop in (("postgres", "ENGRAM_DATABASE_URL", s.database_url, stop_embedded_postgres),
-                                             ("redis", "ENGRAM_REDIS_URL", s.redis_url, stop_embedded_redis)):
+                                             ("redis", "ENGRAM_REDIS_URL", redis_url, stop_embedded_redis)):
         if configured:
             console.print(f"{name}: external ({variable} is set), left running")
         else:

@@ -68,8 +68,15 @@ def test_services_start_and_stop_an_embedded_redis_and_leave_an_external_one_alo
         assert "postgres: external (ENGRAM_DATABASE_URL is set), left running" in out
         assert "redis: external (ENGRAM_REDIS_URL is set), left running" in out
         assert redis.Redis.from_url(services.redis_url).ping()
+        # What the Quick start evaluates: the embedded Redis's URL (and a configured broker), as shell.
+        exports = ok(engram(None, "services", "env", env={**env, "ENGRAM_REDIS_URL": None,
+                                                          "ENGRAM_BROKER_URL": "amqp://guest:guest@127.0.0.1:5672//"}))
+        shell = subprocess.run(["bash", "-c", exports + '\necho "$ENGRAM_REDIS_URL|$ENGRAM_BROKER_URL"'],
+                               capture_output=True, text=True, check=True)
+        assert shell.stdout.strip() == started["redis_url"] + "|amqp://guest:guest@127.0.0.1:5672//"
     finally:
-        out = ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": None}))
+        # A shell that evaluated it names the embedded Redis in ENGRAM_REDIS_URL: still Engram's to stop.
+        out = ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": started["redis_url"]}))
     assert "redis: stopped" in out
     assert "redis: not running" in ok(engram(None, "services", "stop", env={**env, "ENGRAM_REDIS_URL": None}))
 

@@ -64,3 +64,46 @@ def test_the_runnable_block_runs_verbatim(block, services, worker, tmp_path):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]  # Engram as this test run imports it
     done = subprocess.run(argv, env=env, cwd=clone_like(tmp_path), capture_output=True, text=True, timeout=1400)
     assert done.returncode == 0, f"{block.id} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+
+
+AMQP_URL = os.environ.get("ENGRAM_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672//")
+
+
+def _rabbitmq_answers() -> bool:
+    import kombu
+
+    try:
+        with kombu.Connection(AMQP_URL, connect_timeout=2) as conn:
+            conn.ensure_connection(max_retries=1)
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.timeout(900)
+def test_the_quick_start_runs_verbatim_with_rabbitmq_as_broker(services, spawn_worker, tmp_path):
+    """The Quick start's shell and producer, one after the other in one shell as a reader pastes them,
+    with ENGRAM_BROKER_URL exported (the worker was started with it too): the producer sends over
+    RabbitMQ and reads results from Redis. The worker takes the default queue names, as the reader's does."""
+    if not _rabbitmq_answers():
+        pytest.skip(f"no RabbitMQ at {AMQP_URL} (set ENGRAM_TEST_AMQP_URL)")
+    quick = [b for b in BLOCKS if b.path.name == "README.md" and b.section == "Quick start"]
+    shell, producer = quick[0], quick[1]
+    assert (shell.lang, producer.lang) == ("bash", "python") and "engram services env" in shell.code
+    handle = spawn_worker({"ENGRAM_BROKER_URL": AMQP_URL}, concurrency=1)
+    try:
+        env = {**bare_env(services, handle, tmp_path), "ENGRAM_BROKER_URL": AMQP_URL}
+        if os.environ.get("PYTHONPATH"):
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]  # `engram services env`: Engram as this run imports it
+        script = tmp_path / "producer.py"
+        script.write_text(producer.code)
+        pasted = f'{shell.code}\ntest "${{ENGRAM_BROKER_URL%%:*}}" = amqp\n"{sys.executable}" -I {script}\n'
+        done = subprocess.run(["bash", "-e", "-c", pasted], env=env, cwd=clone_like(tmp_path),
+                              capture_output=True, text=True, timeout=800)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert done.stdout.split()[:2] == ["accepted", "completed"], done.stdout
+    finally:
+        handle.stop()
+        with handle.app.connection_for_write() as conn:  # leave the shared broker's default queues empty
+            for queue in handle.app.conf.task_queues:
+                queue.bind(conn.channel()).purge()
