@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -53,7 +54,8 @@ def page(template: str) -> Callable:
             if user is None:
                 if wants_json(request):
                     return JSONResponse({"error": "log in: a bearer token or the session cookie"}, status_code=401)
-                return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+                here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                return RedirectResponse(f"/login?next={quote(here)}", status_code=303)
             try:
                 out = body(request, user)
             except Refused as refusal:

@@ -87,3 +87,52 @@ def test_sessions_map_to_their_user_until_closed_and_tokens_must_match_exactly()
     assert authority.user_of_session(sid) == "alice" and authority.user_of_session("forged") is None
     authority.close_session(sid)
     assert authority.user_of_session(sid) is None
+
+
+class _Tasks:
+    """A client whose engram.read answers one document quoting markup, whoever asks."""
+
+    def __init__(self):
+        self.calls = []
+
+    def call(self, task, **payload):
+        self.calls.append((task, payload))
+        chunk = {"id": str(uuid.uuid4()), "index": 0, "text": "<script>alert(1)</script>", "token_count": 5,
+                 "cut_type": "paragraph_end", "occurred_at": None, "speakers": None, "dates": None, "entities": []}
+        return {"kind": "document", "id": payload["id"], "dataset": payload["dataset"], "title": "<b>t</b>",
+                "text": "", "text_chars": 25, "created_at": None, "node_sets": [], "doc_type": "text",
+                "object": None, "links": [], "facts": [], "chunks": [chunk], "chunks_total": 1,
+                "next_chunk_offset": None}
+
+
+def test_a_page_escapes_memory_text_and_asks_as_the_tokens_user():
+    from starlette.testclient import TestClient
+
+    from engram.cli.explorer import create_app
+
+    tasks = _Tasks()
+    web = TestClient(create_app(tasks, {"tok": "alice"}))
+    path = f"/d/kb/items/{uuid.uuid4()}"
+    assert web.get(path + "?chunk_offset=0", follow_redirects=False).headers["location"] == \
+        f"/login?next={path}%3Fchunk_offset%3D0"
+    page = web.get(path, headers={"Authorization": "Bearer tok"})
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>alert" not in page.text
+    assert "&lt;b&gt;t&lt;/b&gt;" in page.text
+    assert [(t, p["user"], p["dataset"]) for t, p in tasks.calls] == [("engram.read", "alice", "kb")]
+
+
+def test_the_command_refuses_a_bad_token_map_in_one_line_before_any_service(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from engram.cli import app
+
+    def no_services(*a, **k):
+        raise AssertionError("the refusal reached for the services")
+
+    monkeypatch.setattr("engram.cli.explorer.command.prepare_services", no_services)
+    (tmp_path / "list.json").write_text('["not", "a", "map"]')
+    (tmp_path / "empty.json").write_text("{}")
+    for name in ("missing.json", "list.json", "empty.json"):
+        result = CliRunner().invoke(app, ["explorer", "--tokens", str(tmp_path / name)])
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 1 and len(lines) == 1 and " — fix: " in lines[0], (name, result.output)
