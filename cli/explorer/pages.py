@@ -42,17 +42,19 @@ def datasets(request: Request, user: str) -> dict:
 @page("dataset.html")
 def dataset(request: Request, user: str) -> dict:
     name, reader = request.path_params["dataset"], _reader(request)
-    info = reader.dataset(user, name)
     offset = _int(request, "offset", 0)
-    documents = reader.call("engram.list", user, dataset=name, kind="documents", offset=offset, limit=PAGE)
-    runs = reader.call("engram.status", user, dataset=name, limit=5)["runs"]
-    return {"dataset": info, "documents": documents, "last_runs": views.timeline(runs, datetime.now(UTC))}
+    got = reader.many(user, {"datasets": ("engram.datasets", {}),
+                             "documents": ("engram.list", {"dataset": name, "kind": "documents", "offset": offset,
+                                                           "limit": PAGE}),
+                             "runs": ("engram.status", {"dataset": name, "limit": 5})})
+    return {"dataset": Reader.pick(got["datasets"], name), "documents": got["documents"],
+            "last_runs": views.timeline(got["runs"]["runs"], datetime.now(UTC))}
 
 
 @page("runs.html")
 def runs(request: Request, user: str) -> dict:
     name = request.path_params["dataset"]
-    limit = _int(request, "limit", 50, 1, 200)
+    limit = _int(request, "limit", 20, 1, 200)  # the page refreshes every 2 s while a run is live
     status = _reader(request).call("engram.status", user, dataset=name, limit=limit)
     shown = views.timeline(status["runs"], datetime.now(UTC))
     return {"dataset": name, "runs": shown, "queues": status.get("queues"), "live": any(r["live"] for r in shown)}
@@ -72,10 +74,11 @@ def entity(request: Request, user: str) -> tuple[dict, dict]:
     name, ref = request.path_params["dataset"], request.path_params["entity"]
     history = request.query_params.get("history", "1") != "0"
     depth = _int(request, "depth", 1, 1, 2)
-    reader = _reader(request)
-    dossier = reader.call("engram.entity", user, dataset=name, entity=ref, limit=200)
-    graph = reader.call("engram.graph", user, dataset=name, entity=str(dossier["id"]), depth=depth, limit=150,
-                        include_history=history)
+    got = _reader(request).many(user, {
+        "dossier": ("engram.entity", {"dataset": name, "entity": ref, "limit": 200}),
+        "graph": ("engram.graph", {"dataset": name, "entity": ref, "depth": depth, "limit": 150,
+                                   "include_history": history})})
+    dossier, graph = got["dossier"], got["graph"]
     flagged = views.contradicted(dossier)
     drawn = views.vis_graph(graph, flagged)
     return ({"dataset": name, "entity": dossier, "graph": drawn, "contradicted": flagged},
@@ -93,10 +96,11 @@ def recall(request: Request, user: str) -> tuple[dict, dict]:
         ask = {"question": form["q"], "datasets": [name], "top_k": form["top_k"],
                "as_of": form["as_of"].strip() or None, "node_sets": views.split_list(form["node_sets"]),
                "include_history": form["history"]}
-        result = _reader(request).call("engram.recall", user, search_type=form["search_type"] or None, **ask)
+        calls = {"fused": ("engram.recall", {**ask, "search_type": form["search_type"] or None})}
         if form["lanes"]:  # recall answers its fused ranking only: each passage lane asked on its own
-            lanes = {lane: _reader(request).call("engram.recall", user, search_type=lane, **ask)["items"]
-                     for lane in LANES}
+            calls |= {lane: ("engram.recall", {**ask, "search_type": lane}) for lane in LANES}
+        asked = _reader(request).many(user, calls)
+        result, lanes = asked["fused"], {lane: asked[lane]["items"] for lane in LANES if lane in asked}
     from engram.models.search import SearchType
 
     return ({"dataset": name, "query": form, "result": result, "lanes": lanes},

@@ -3,6 +3,7 @@ HTTP answers that never say whether someone else's dataset, item or entity exist
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 NOT_FOUND = "Nothing by that name that you can read."
@@ -49,9 +50,18 @@ class Reader:
         except TimeoutError:
             raise Refused(504, f"{task} did not answer in time: is a worker running?") from None
 
-    def dataset(self, user: str, name: str) -> dict:
-        """The dataset as engram.datasets lists it for this user (own before shared, as tasks resolve names)."""
-        found = [d for d in self.call("engram.datasets", user)["datasets"] if d["name"] == name]
+    def many(self, user: str, calls: dict[str, tuple[str, dict]]) -> dict[str, dict]:
+        """Several tasks at once (key -> (task, payload)): a page waits for the slowest, not the sum.
+        The first refusal (in key order) is the page's."""
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            futures = {key: pool.submit(self.call, task, user, **payload) for key, (task, payload) in calls.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+    @staticmethod
+    def pick(listed: dict, name: str) -> dict:
+        """The dataset named `name` in an engram.datasets answer (own before shared, as the tasks
+        resolve a name), else 404."""
+        found = [d for d in listed["datasets"] if d["name"] == name]
         if not found:
             raise Refused(404, NOT_FOUND)
         return sorted(found, key=lambda d: not d["own"])[0]

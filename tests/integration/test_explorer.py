@@ -27,7 +27,8 @@ def world(worker):
     client = worker.client
     statuses = client.remember(
         dataset=name, user=alice, background=False, timeout=600, options={"functional_relationships": FUNCTIONAL},
-        paths=[DEMO_CORPUS / "04-harbor-dynamics-leadership-2020.md", DEMO_CORPUS / "05-harbor-dynamics-new-ceo-2024.md"],
+        paths=[DEMO_CORPUS / "04-harbor-dynamics-leadership-2020.md",
+               DEMO_CORPUS / "05-harbor-dynamics-new-ceo-2024.md"],
         items=[{"name": "chat", "turns": CHAT, "started_at": "2024-03-04T10:00:00+00:00"}])
     assert {s.status for s in statuses} == {"completed"}, statuses
     settle_demo(client, dataset=name, user=alice)
@@ -43,8 +44,10 @@ def world(worker):
     client.remember_turn(dataset=name, user=alice, session_id="s1", question="Who runs Harbor Dynamics?",
                          answer="Bob Lindqvist.")
     _settle(client, name, alice, cognify_runs=4)  # the three items and the turn
-    app = create_app(client, {"tok-alice": alice, "tok-bob": bob})
-    return {"app": app, "name": name, "alice": alice, "bob": bob, "decision": str(decision.object_id)}
+    carol = f"ex-carol-{tag}"
+    client.share(name, carol, ["read"], user=alice)
+    app = create_app(client, {"tok-alice": alice, "tok-bob": bob, "tok-carol": carol})
+    return {"app": app, "name": name, "alice": alice, "bob": bob, "carol": carol, "decision": str(decision.object_id)}
 
 
 def _settle(client, name: str, user: str, cognify_runs: int) -> None:
@@ -99,19 +102,21 @@ def test_every_page_answers_as_html_and_as_json(world):
     web, name = _login(world, "tok-alice"), world["name"]
     base = f"/d/{name}"
     html, data = _both(web, "/")
-    assert name in html and data["datasets"][0]["counts"]["facts"] > 0 and data["datasets"][0]["counts"]["objects"] == 2
+    counts = data["datasets"][0]["counts"]
+    assert name in html and counts["facts"] > 0 and counts["objects"] == 2
 
     html, data = _both(web, base)
     titles = {d["name"] for d in data["documents"]["items"]}
     assert {"04-harbor-dynamics-leadership-2020.md", "05-harbor-dynamics-new-ceo-2024.md", "chat"} <= titles
-    assert {k: sorted(v) for k, v in data["dataset"]["grants"].items()} == {world["alice"]: ["delete", "read", "share", "write"]}
+    grants = {k: sorted(v) for k, v in data["dataset"]["grants"].items()}
+    assert grants == {world["alice"]: ["delete", "read", "share", "write"], world["carol"]: ["read"]}
     assert data["last_runs"] and "05-harbor-dynamics-new-ceo-2024.md" in html
 
     html, data = _both(web, f"{base}/runs")
     cognify = [r for r in data["runs"] if r["pipeline"] == "cognify"]
     assert cognify and [s["stage"] for s in cognify[0]["stages"]][:3] == ["add", "classify", "chunk"]
     assert all(s["seconds"] is not None for r in cognify for s in r["stages"] if s["stage"] != "add")
-    assert 'class="bar completed"' in html and not data["live"], [(r["pipeline"], r["status"], [(s["stage"], s["status"]) for s in r["stages"]]) for r in data["runs"] if r["live"]]
+    assert 'class="bar completed"' in html and not data["live"], [r for r in data["runs"] if r["live"]]
 
     chat = next(d for d in web.get(base, headers=JSON).json()["documents"]["items"] if d["name"] == "chat")
     html, data = _both(web, f"{base}/items/{chat['id']}")
@@ -161,6 +166,17 @@ def test_every_page_answers_as_html_and_as_json(world):
     assert [s["name"] for s in data["skills"]] == ["triage"] and "Check the runbook" in html
     html, data = _both(web, f"{base}/sessions")
     assert [s["session_id"] for s in data["sessions"]] == ["s1"] and "session s1" in html
+
+
+def test_a_read_grant_opens_the_dataset_to_whom_it_was_shared(world):
+    carol, name = _login(world, "tok-carol"), world["name"]
+    [shared] = carol.get("/", headers=JSON).json()["datasets"]
+    assert (shared["name"], shared["owner"], shared["own"], shared["permissions"]) == (name, world["alice"], False,
+                                                                                      ["read"])
+    _, entity = _both(carol, f"/d/{name}/entities/Harbor Dynamics")
+    assert "Bob Lindqvist" in {n["label"] for n in entity["graph"]["nodes"]}
+    _, recalled = _both(carol, f"/d/{name}/recall?q=Who+is+the+CEO+of+Harbor+Dynamics%3F")
+    assert recalled["result"]["datasets"] == [name] and recalled["result"]["items"]
 
 
 def test_a_bad_parameter_is_a_clear_400(world):

@@ -51,8 +51,8 @@ def test_the_graph_dashes_what_is_no_longer_current_and_reddens_a_contradiction(
     root, other = uuid.uuid4(), uuid.uuid4()
     graph = {"root": root, "nodes": [{"id": root, "name": "Acme", "type": "organization", "depth": 0},
                                      {"id": other, "name": "Alice", "type": None, "depth": 1}],
-             "edges": [{"id": "e1", "source_id": other, "target_id": root, "predicate": "ceo_of", "status": "superseded",
-                        "text": "Alice ceo of Acme"},
+             "edges": [{"id": "e1", "source_id": other, "target_id": root, "predicate": "ceo_of",
+                        "status": "superseded", "text": "Alice ceo of Acme"},
                        {"id": "e2", "source_id": other, "target_id": root, "predicate": "founded", "status": "current",
                         "text": "Alice founded Acme"}]}
     drawn = views.vis_graph(graph, views.contradicted({"contradictions": [
