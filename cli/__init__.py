@@ -1,7 +1,7 @@
 """The `engram` command: thin — parse, call the client or an adapter, render with rich.
 
 The app and what commands share live in cli/app.py; the commands, by domain, in
-cli/operations.py, cli/memory.py, cli/improve.py, cli/capture.py and cli/manage.py (importing them registers them).
+cli/operations.py, cli/memory.py, cli/improve.py, cli/capture.py, cli/manage.py, cli/export.py and cli/explorer/command.py (importing them registers them).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from engram.cli import improve  # noqa: F401, E402
 from engram.cli import capture  # noqa: F401, E402
 from engram.cli import manage  # noqa: F401, E402
 from engram.cli import export  # noqa: F401, E402
+from engram.cli.explorer import command  # noqa: F401, E402
 
 
 def main() -> None:

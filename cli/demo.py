@@ -74,6 +74,26 @@ def current_first(result):
     return result.model_copy(update={"items": sorted(result.items, key=lambda item: bool(item.superseded))})
 
 
+def remember_demo(client, dataset: str = "demo", user: str = "default", corpus: Path | None = None):
+    """Remember the demo corpus as `engram demo` does (one CEO at a time, each document checked
+    for contradictions); returns the remember handle."""
+    return client.remember(dataset=dataset, user=user, paths=[corpus or DEMO_CORPUS], options={
+        "functional_relationships": FUNCTIONAL, "contradiction_check": True})
+
+
+def settle_demo(client, dataset: str = "demo", user: str = "default") -> list:
+    """Documents ingested side by side each saw only what was loaded before them: one pass over
+    the whole dataset settles who succeeded whom and which sources disagree. [(task, status)]."""
+    from engram.tasks.client import RunHandle
+
+    out = []
+    for task, extra in (("engram.maintenance.supersede", {"functional_relationships": FUNCTIONAL}),
+                        ("engram.maintenance.check_contradictions", {})):
+        accepted = client.call(task, dataset=dataset, user=user, **extra)
+        out.append((task, RunHandle(client, uuid.UUID(str(accepted["run_id"])), user=user).wait()))
+    return out
+
+
 def run_demo(console: Console, corpus: Path | None) -> int:
     from engram.cli import prepare_services
     from engram.settings import get_settings
@@ -92,7 +112,7 @@ def run_demo(console: Console, corpus: Path | None) -> int:
                       "extractor; answers are retrieved context).[/yellow]")
     from engram.celery_app import app
     from engram.cli.progress import follow_runs, render_recall
-    from engram.tasks.client import EngramClient, RunHandle
+    from engram.tasks.client import EngramClient
 
     log_path = settings.state_dir / "demo-worker.log"
     proc = start_worker(log_path=log_path)
@@ -100,18 +120,12 @@ def run_demo(console: Console, corpus: Path | None) -> int:
     try:
         wait_for_worker(app, proc)
         client = EngramClient(app, local_reads=True)
-        handle = client.remember(dataset="demo", paths=[corpus], options={
-            "functional_relationships": FUNCTIONAL, "contradiction_check": True})
+        handle = remember_demo(client, corpus=corpus)
         console.print(f"remembering {len(handle.runs)} documents from {corpus}")
         statuses = follow_runs(console, handle.runs)
         failed = [s for s in statuses if s.status != "completed"]
         console.print(f"{len(statuses) - len(failed)} completed, {len(failed)} failed")
-        # Documents ingested side by side each saw only what was loaded before them: one pass
-        # over the whole dataset settles who succeeded whom and which sources disagree.
-        for task, extra in (("engram.maintenance.supersede", {"functional_relationships": FUNCTIONAL}),
-                            ("engram.maintenance.check_contradictions", {})):
-            accepted = client.call(task, dataset="demo", user="default", **extra)
-            done = RunHandle(client, uuid.UUID(str(accepted["run_id"]))).wait()
+        for task, done in settle_demo(client):
             console.print(f"{task.rsplit('.', 1)[1].replace('_', ' ')} over the dataset: {done.status}")
         for question, search_type, history in QUESTIONS:
             console.rule(question)

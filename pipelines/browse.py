@@ -151,3 +151,13 @@ def link_row(dataset: uuid.UUID, source: dict, target: dict, predicate: str, *, 
     row = capture_edge(dataset, source["id"], target["id"], predicate, (source["name"], target["name"]), props)
     row["provenance"] = provenance
     return row
+
+
+def chunk_views(chunks: Sequence[dict], mentions: Iterable[dict]) -> list[dict]:
+    """Chunk rows with the entities each mentions (`contains` edges), its main ones first."""
+    by_chunk: dict[uuid.UUID, list[dict]] = {}
+    for m in mentions:
+        by_chunk.setdefault(m["chunk_id"], []).append(
+            {"id": m["id"], "name": m.get("display_name") or m.get("name"), "main": bool(m.get("main"))})
+    return [{**c, "entities": sorted(by_chunk.get(c["id"], []), key=lambda e: (not e["main"], e["name"] or ""))}
+            for c in chunks]

@@ -56,11 +56,15 @@ def read(self, req: ReadRequest) -> dict:
         links = _facts(uow, uow.browse.edges_touching(dataset, [req.id], 500), req.id, now) if is_object else []
         facts = _facts(uow, uow.browse.facts_of_chunks(dataset, uow.browse.chunk_ids(item["document_id"]), req.id,
                                                        req.facts_limit), None, now)
+        chunks, total = uow.browse.chunks(item["document_id"], req.chunk_offset, req.chunks)
+        mentions = uow.search.chunk_entities([dataset], [c["id"] for c in chunks]) if chunks else []
         return ReadResult(
             kind="object" if is_object else "document", id=req.id, dataset=req.dataset,
             title=item["title"] or item["name"], text=page, text_chars=len(item["content"]), next_offset=more,
             created_at=item["created_at"], node_sets=list(item["node_sets"] or []), doc_type=item["doc_type"],
             object=uow.browse.object_row(req.id) if is_object else None, links=links, facts=facts,
+            chunks=browse.chunk_views(chunks, mentions), chunks_total=total if req.chunks else None,
+            next_chunk_offset=browse.next_offset(req.chunk_offset, len(chunks), total) if req.chunks else None,
         ).model_dump(mode="json")
 
 

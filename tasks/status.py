@@ -15,13 +15,14 @@ from engram.pipelines.errors import BadInput
 from engram.settings import get_settings
 
 
-def _run(uow, run: dict) -> RunStatus:
-    return RunStatus(
+def _runs(uow, runs: list[dict]) -> list[RunStatus]:
+    stages = uow.runs.stage_statuses([r["id"] for r in runs])
+    return [RunStatus(
         run_id=run["id"], pipeline=run["pipeline"], status=run["status"], error=run["error"],
         data_item_id=run["data_item_id"], attempts=run["attempts"], llm_calls=run["llm_calls"],
         tokens=run["tokens"], created_at=run["created_at"], finished_at=run["finished_at"],
-        stages=[StageStatus(**{k: s[k] for k in StageStatus.model_fields}) for s in uow.runs.stages(run["id"])],
-    )
+        stages=[StageStatus(**{k: s[k] for k in StageStatus.model_fields}) for s in stages[run["id"]]],
+    ) for run in runs]
 
 
 def run_status(req: StatusRequest, app=None) -> StatusResult:
@@ -30,9 +31,9 @@ def run_status(req: StatusRequest, app=None) -> StatusResult:
         if req.run_id is not None:
             run = uow.runs.get(req.run_id)
             require_run(uow, run, req.run_id, req.user, "read")  # a run id is not a capability
-            return StatusResult(runs=[_run(uow, run)])
+            return StatusResult(runs=_runs(uow, [run]))
         dataset = uow.access.authorise(req.dataset, req.user, "read")
-        runs = [_run(uow, r) for r in uow.runs.for_dataset(dataset, req.limit)]
+        runs = _runs(uow, uow.runs.for_dataset(dataset, req.limit))
     return StatusResult(runs=runs, queues=queue_depths(app))
 
 

@@ -63,6 +63,18 @@ class BrowseRepository:
         return list(self.conn.execute(text("SELECT id FROM chunks WHERE document_id = :d ORDER BY chunk_index"),
                                       {"d": document_id}).scalars())
 
+    def chunks(self, document_id: uuid.UUID | None, offset: int, limit: int) -> tuple[list[dict], int]:
+        """A page of the document's chunks in order (the conversation columns too), and how many it has."""
+        if document_id is None or not limit:
+            return [], 0
+        total = self.conn.execute(text("SELECT count(*) FROM chunks WHERE document_id = :d"),
+                                  {"d": document_id}).scalar()
+        rows = self.conn.execute(text(
+            "SELECT id, chunk_index AS index, text, token_count, cut_type, occurred_at, speakers, dates"
+            " FROM chunks WHERE document_id = :d ORDER BY chunk_index OFFSET :o LIMIT :k"),
+            {"d": document_id, "o": offset, "k": limit}).mappings()
+        return [dict(r) for r in rows], total
+
     def objects(self, dataset: uuid.UUID, *, type: str | None, project: str | None, tag: str | None,
                 offset: int, limit: int) -> tuple[list[dict], int]:
         where, params = ["o.dataset_id = :d"], {"d": dataset, "o": offset, "k": limit}

@@ -142,6 +142,21 @@ class RunRepository:
         ).mappings()
         return [dict(r) for r in rows]
 
+    def stage_statuses(self, run_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[dict]]:
+        """run id -> its stages in order, without their outputs (a stage's output can hold a whole
+        document's chunks or graph): one query for a page of runs, as status shows them."""
+        if not run_ids:
+            return {}
+        columns = [c for c in stage_runs.c if c.name != "output"]
+        rows = self.conn.execute(
+            select(*columns).where(stage_runs.c.run_id.in_(run_ids))
+            .order_by(stage_runs.c.run_id, stage_runs.c.position)
+        ).mappings()
+        out: dict[uuid.UUID, list[dict]] = {r: [] for r in run_ids}
+        for r in rows:
+            out[r["run_id"]].append(dict(r))
+        return out
+
     def stage_output(self, run_id: uuid.UUID, stage: str) -> Any:
         return self.conn.execute(
             select(stage_runs.c.output).where(stage_runs.c.run_id == run_id, stage_runs.c.stage == stage)

@@ -24,6 +24,10 @@ class ReadRequest(Payload):
     offset: int = Field(default=0, ge=0, description="first character of the text returned")
     max_chars: int = Field(default=20_000, ge=1, le=200_000)
     facts_limit: int = Field(default=100, ge=0, le=1000)
+    # A document's chunks (from chunk_offset, at most `chunks`; 0: none), each with its session
+    # date, speakers, resolved dates and the entities it mentions (the memory explorer's view).
+    chunks: int = Field(default=0, ge=0, le=500)
+    chunk_offset: int = Field(default=0, ge=0)
 
 
 class ListRequest(Payload):
@@ -140,6 +144,26 @@ class Fact(BaseModel):
     sources: list[Source] = Field(default_factory=list)
 
 
+class ChunkMention(BaseModel):
+    id: uuid.UUID
+    name: str | None = None
+    main: bool = False  # the entity the chunk is about
+
+
+class ChunkView(BaseModel):
+    """A document's chunk as read: where it sits, its conversation data and what it mentions."""
+
+    id: uuid.UUID
+    index: int
+    text: str
+    token_count: int = 0
+    cut_type: str | None = None
+    occurred_at: datetime | None = None  # a conversation chunk's session time
+    speakers: list[str] | None = None
+    dates: list[dict[str, Any]] | None = None  # relative phrases resolved: {phrase, start, end, turn}
+    entities: list[ChunkMention] = Field(default_factory=list)
+
+
 class ReadResult(BaseModel):
     kind: Literal["object", "document"]
     id: uuid.UUID
@@ -154,6 +178,9 @@ class ReadResult(BaseModel):
     object: dict[str, Any] | None = None  # a captured object's type, project, tags, summary, tier, stage...
     links: list[Fact] = Field(default_factory=list)  # edges touching the object itself
     facts: list[Fact] = Field(default_factory=list)  # facts its text states
+    chunks: list[ChunkView] = Field(default_factory=list)  # only when the request asks (`chunks`)
+    chunks_total: int | None = None
+    next_chunk_offset: int | None = None
 
 
 class ListResult(BaseModel):

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_wheel_ships_the_demo_corpus_and_its_qa_set(tmp_path):
+def test_the_wheel_ships_the_demo_corpus_its_qa_set_and_the_explorers_templates(tmp_path):
     # Built from a copy: a build writes build/ into its source tree, which the checkout must not get.
     source = tmp_path / "src"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
@@ -23,3 +23,6 @@ def test_the_wheel_ships_the_demo_corpus_and_its_qa_set(tmp_path):
     demo = {p.name for p in (ROOT / "bench" / "corpus" / "demo").iterdir()}
     assert {f"engram/bench/corpus/demo/{n}" for n in demo} <= names
     assert "engram/bench/corpus/demo_qa.jsonl" in names
+    explorer = ROOT / "cli" / "explorer"
+    assert {f"engram/cli/explorer/{p.relative_to(explorer).as_posix()}"
+            for p in [*explorer.glob("templates/*.html"), *explorer.glob("static/*.css")]} <= names
