@@ -38,10 +38,11 @@ from engram.adapters.store.runs import LABEL_MAX
 from engram.pipelines.cognify.embedding import VectorsPending
 from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
+from engram.pipelines.improve.claiming import FencedOut
 from engram.settings import get_settings
 from engram.tasks.base import backoff_seconds, engram_task
 from engram.tasks.observe import observed_stage
-from engram.tasks.run_books import BOOKS, Stop
+from engram.tasks.run_books import BOOKS, ClaimedRunBooks, RunBooks, Stop
 from engram.tasks.stage_context import Context
 
 log = logging.getLogger("engram.engine")
@@ -60,7 +61,7 @@ class StageRequest(BaseModel):
 # ------------------------------------------------------------------ the runner
 
 
-def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None, waited: int = 0) -> dict:
+def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: RunBooks | None = None, waited: int = 0) -> dict:
     """Execute one declared stage of one run (see the module doc for the transitions)."""
     book = book or BOOKS["pipeline"]
     store = Store()
@@ -113,7 +114,7 @@ def _run_after_commit(ctx: Context, stage: Stage) -> None:
     """The committed stage stands whatever its hooks do: a hook (an optimisation such as waking
     the embed queue) that fails is logged, and the task still returns, so Celery sends the
     chain's next link. Raising here would leave the run between stages with nothing queued."""
-    for hook in ctx._after:
+    for hook in ctx.after_commit_hooks():
         try:
             hook()
         except Exception:  # noqa: BLE001 - see the docstring
@@ -145,7 +146,7 @@ def _load(uow, stage: Stage, ctx: Context) -> Any:
         raise _LoadFailed(exc) from exc
 
 
-def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any = _UNREAD) -> dict:
+def _work(store: Store, book: RunBooks, stage: Stage, ctx: Context, used, inputs: Any = _UNREAD) -> dict:
     """(load →) compute → persist, each failure propagating to the one failure path."""
     if inputs is _UNREAD:
         with store.unit_of_work() as uow:
@@ -156,6 +157,8 @@ def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any
     except StageSkipped as skip:
         result, status, reason = None, "skipped", skip.reason
     if isinstance(result, Deferred):
+        if not isinstance(book, ClaimedRunBooks):
+            raise TypeError(f"stage {stage.name} deferred, but its runs cannot continue as a canvas")
         raise _Deferring(result)
     with store.unit_of_work() as uow:
         book.guard(uow, ctx.run, stage)
@@ -165,12 +168,10 @@ def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any
         return book.finish(uow, ctx.run, stage, status, output=output, reason=reason, used=used.as_dict())
 
 
-def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: Exception, used: dict,
+def _failed(task: Task, store: Store, book: RunBooks, run: dict, stage: Stage, exc: Exception, used: dict,
             waited: int = 0) -> dict:
-    from engram.adapters.store.improve import FencedOut
-
     message = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, FencedOut):
+    if isinstance(exc, FencedOut) and isinstance(book, ClaimedRunBooks):
         with store.unit_of_work() as uow:
             return book.fenced_out(uow, run, stage, str(exc), used)
     if isinstance(exc, VectorsPending):  # not a failure: the stage comes back when its vectors should be in
@@ -199,7 +200,7 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
 STAGES: dict[str, Stage] = all_stages(FLOWS)
 
 
-def _register(stage: Stage, book: Any, flow: str):
+def _register(stage: Stage, book: RunBooks, flow: str):
     def body(self, req: StageRequest) -> dict:
         return observed_stage(self, flow, stage.name, req.run_id, req.dataset, req.document,
                               lambda: run_stage(self, stage, req.run_id, book, req.waited))

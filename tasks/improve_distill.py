@@ -24,10 +24,10 @@ from engram.adapters.llm import usage
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
-from engram.adapters.store.improve import FencedOut
 from engram.pipelines.improve import distill as d
 from engram.pipelines.improve import distill_run as dr
-from engram.pipelines.improve.flow import DISTILL_SESSIONS
+from engram.pipelines.improve.claiming import FencedOut, claim_of
+from engram.pipelines.improve.flow import DISTILL_SESSIONS, IMPROVE
 from engram.pipelines.improve.stages import distillation
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
@@ -44,11 +44,9 @@ def _sig(name: str, **kwargs):
 
 def _renew(run_id: str) -> None:
     """Keep the run's claim alive while its lanes work (the stage task itself has ended)."""
-    from engram.tasks.run_books import claim_of
-
     with contextlib.suppress(Exception):
         with Store().unit_of_work() as uow:
-            row = uow.improve.claim(uow.improve.run(uuid.UUID(run_id))["claim_id"])
+            row = uow.improve.claim(uow.runs.flow_run(uuid.UUID(run_id), IMPROVE.name)["claim_id"])
         Claims(get_redis()).renew(claim_of(row, get_settings().lock_lease_seconds))
 
 
@@ -87,7 +85,7 @@ def fan_out(self, results: list[dict], run_id: str, sessions: dict):
         return publish([], run_id=run_id, sessions=sessions, stats=stats)
     settings = get_settings()
     with Store().unit_of_work() as uow:
-        dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
+        dataset = uow.runs.flow_run(uuid.UUID(run_id), IMPROVE.name)["dataset_id"]
         items = dr.writer_inputs(proposals, get_embedder(settings).embed,
                                  lambda v, k: uow.learning.similar_lessons(dataset, v, k),
                                  lambda v, k: uow.learning.glossary(dataset, v, k),

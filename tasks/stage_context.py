@@ -93,3 +93,7 @@ class Context:
 
     def after_commit(self, hook: Callable[[], None]) -> None:
         self._after.append(hook)
+
+    def after_commit_hooks(self) -> tuple[Callable[[], None], ...]:
+        """The hooks to run once the stage's writes are committed, in the order they were added."""
+        return tuple(self._after)

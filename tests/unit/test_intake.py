@@ -15,77 +15,13 @@ from engram.pipelines.cognify.flow import COGNIFY
 from engram.pipelines.cognify.ingest import PreparedItem
 from engram.pipelines.improve.stages import qa
 from engram.pipelines.intake import Intake, admit, writable_dataset
+from fake_store import FakeUnitOfWork
 
 DATASET = uuid.uuid4()
 STAGES = COGNIFY.stages_for({})  # add, classify, chunk, extract_graph_and_summarize, embed_and_load
 ITEM = PreparedItem(name="note.md", mime="text/markdown", source=None, doc_type="text", digest="d" * 64,
                     text="Alice works at Harbor Dynamics.")
 ITEM_ID = ids.data_item_id(DATASET, ITEM.digest)
-
-
-class FakeGraph:
-    def __init__(self):
-        self.items: dict[uuid.UUID, dict] = {}
-
-    def add_items(self, dataset, items, *, node_sets=(), importance=0.5):
-        out = []
-        for it in items:
-            item_id = ids.data_item_id(dataset, it["digest"])
-            created = item_id not in self.items
-            self.items.setdefault(item_id, dict(it, node_sets=list(node_sets), importance=importance))
-            out.append((item_id, created))
-        return out
-
-
-class FakeRuns:
-    def __init__(self):
-        self.rows: list[dict] = []  # creation order
-
-    def latest_for_item(self, item_id):
-        mine = [r for r in self.rows if r["data_item_id"] == item_id]
-        return dict(mine[-1]) if mine else None
-
-    def _row(self, run_id):
-        return next(r for r in self.rows if r["id"] == run_id)
-
-    def stages(self, run_id):
-        return [dict(s) for s in self._row(run_id)["stages"]]
-
-    def reopen(self, run_id):
-        row = self._row(run_id)
-        for s in row["stages"]:
-            if s["status"] in ("failed", "running"):
-                s["status"] = "pending"
-        row["status"] = "pending"
-        return [s["stage"] for s in row["stages"] if s["status"] == "pending"]
-
-    def create_many(self, runs):
-        for r in runs:
-            self.rows.append({"id": r["id"], "data_item_id": r["data_item"], "status": "pending", "params": r["params"],
-                              "done": r["done"], "stages": [{"stage": s, "status": "completed" if s in r["done"]
-                                                             else "pending"} for s in r["stages"]]})
-
-
-class FakeAccess:
-    def __init__(self, own: set[str] = frozenset()):
-        self.own = set(own)
-
-    def find_own(self, name, user):
-        return ids.dataset_id(ids.user_id(user), name) if name in self.own else None
-
-    def create_dataset(self, owner, name):
-        self.own.add(name)
-        return ids.dataset_id(ids.user_id(owner), name)
-
-    def authorise(self, name, user, permission):
-        if name not in self.own:
-            raise LookupError(f"dataset {name!r} does not exist for user {user!r}")
-        return ids.dataset_id(ids.user_id(user), name)
-
-
-class FakeUnitOfWork:
-    def __init__(self, own: set[str] = frozenset()):
-        self.graph, self.runs, self.access = FakeGraph(), FakeRuns(), FakeAccess(own)
 
 
 # What each earlier state leaves: the item stored (or not: forget deletes it) and its latest run.
