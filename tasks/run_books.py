@@ -17,9 +17,9 @@ from engram.pipelines.flows import BY_NAME
 from engram.pipelines.improve import registry
 from engram.pipelines.improve.claiming import FencedOut, claim_of, fence_scopes
 from engram.pipelines.improve.flow import IMPROVE
-from engram.settings import Settings, get_settings
+from engram.settings import Settings
 from engram.tasks.base import InvalidPayload
-from engram.tasks.stage_context import Context, Ports
+from engram.tasks.stage_context import Ports
 
 log = logging.getLogger("engram.engine")
 
@@ -40,7 +40,7 @@ class RunBooks(Protocol):
     def lease(self, run: dict, settings: Settings) -> contextlib.AbstractContextManager[None]: ...
     def guard(self, uow: UnitOfWork, run: dict, stage: Stage) -> None: ...
     def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
-               reason: str | None = None, used: dict | None = None) -> dict: ...
+               reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict: ...
     def retrying(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None: ...
     def waiting(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None: ...
     def fail(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> tuple[dict, bool]: ...
@@ -116,9 +116,10 @@ class PipelineRuns:
             raise Stop(_not_run(run["id"], stage, "run forgotten"))
 
     def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
-               reason: str | None = None, used: dict | None = None) -> dict:
+               reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict:
         used = used or {}
-        totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
+        totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, error=error,
+                                       usage=used)
         _complete_if_done(uow, run, totals["open_stages"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
@@ -274,21 +275,3 @@ def _fenced(run: dict) -> Iterator[UnitOfWork]:
 
 IMPROVE_RUNS = ImproveRuns()
 BOOKS: dict[str, RunBooks] = {"pipeline": PipelineRuns(), "improve": IMPROVE_RUNS}
-
-
-def improve_context(run_id: uuid.UUID) -> Context:
-    """The context of an improve run's stage outside its task (the last step of a deferred canvas)."""
-    with Store().unit_of_work() as uow:
-        run = uow.runs.flow_run(run_id, IMPROVE.name)
-    settings = get_settings()
-    return Context(run, settings, IMPROVE_RUNS.ports(run, settings))
-
-
-def finish_deferred(run_id: uuid.UUID, stage: Stage, status: str, reason, error, counts: dict, used: dict) -> dict:
-    """The end of an improve stage that went on as a canvas (the improve chain continues after this)."""
-    with Store().unit_of_work() as uow:
-        run = uow.runs.flow_run(run_id, IMPROVE.name)
-        if status == "fenced_out":
-            return IMPROVE_RUNS.fenced_out(uow, run, stage, error, used)
-        result = IMPROVE_RUNS.finish(uow, run, stage, status, output=counts, reason=reason, used=used, error=error)
-    return result

@@ -3,7 +3,6 @@ x redelivered x the same content twice in one call, as the module's decision tab
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import uuid
 from types import SimpleNamespace
@@ -162,10 +161,6 @@ class FakePorts:
     def __init__(self, uow: FakeUnitOfWork):
         self.uow, self.cognified = uow, []
 
-    @contextlib.contextmanager
-    def write(self):
-        yield self.uow
-
     def cognify(self, run_id, stages):
         self.cognified.append((run_id, stages))
 
@@ -173,6 +168,15 @@ class FakePorts:
 def _qa_ctx(uow: FakeUnitOfWork):
     return SimpleNamespace(dataset_id=DATASET, run_id=uuid.uuid4(), settings=SimpleNamespace(max_content_bytes=1000),
                            ports=FakePorts(uow))
+
+
+def _qa(windows, ctx, uow) -> dict:
+    """The stage as the runner runs it: compute (writes nothing), publish, cognify what it started."""
+    result = qa.compute(windows, ctx)
+    published = qa.publish(uow, ctx, windows, result)
+    for run_id, stages in published.runs:
+        ctx.ports.cognify(run_id, stages)
+    return published.result
 
 
 def _turn(seq: int, question: str, answer: str = "Teal.") -> dict:
@@ -184,7 +188,12 @@ def test_session_qa_cognifies_each_new_document_once_and_resumes_one_an_earlier_
     ctx = _qa_ctx(uow)
     windows = {"s1": [_turn(1, "Logo colour?"), _turn(2, "Logo colour?"), _turn(3, "x" * 2000)]}
 
-    counts = qa.compute(windows, ctx)
+    result = qa.compute(windows, ctx)
+    assert uow.runs.rows == [] and uow.graph.items == {}  # computing wrote nothing
+    published = qa.publish(uow, ctx, windows, result)
+    for run_id, stages in published.runs:
+        ctx.ports.cognify(run_id, stages)
+    counts = published.result
 
     # The same turn twice is one document, cognified once; a turn over the size limit is none.
     assert counts == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
@@ -192,9 +201,9 @@ def test_session_qa_cognifies_each_new_document_once_and_resumes_one_an_earlier_
     assert stages == STAGES[1:] and uow.runs.rows[0]["params"]["improve_run"] == str(ctx.run_id)
     # The attempt died before its inline cognify started: the next attempt runs the same run.
     again = _qa_ctx(uow)
-    assert qa.compute(windows, again) == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
+    assert _qa(windows, again, uow) == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
     assert again.ports.cognified == [(run_id, STAGES[1:])] and len(uow.runs.rows) == 1
     uow.runs.rows[0]["status"] = "completed"
     done = _qa_ctx(uow)
-    assert qa.compute(windows, done) == {"entries": 3, "documents": 0, "duplicates": 2, "rejected": 1}
+    assert _qa(windows, done, uow) == {"entries": 3, "documents": 0, "duplicates": 2, "rejected": 1}
     assert done.ports.cognified == []
