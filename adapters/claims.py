@@ -18,9 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import redis
+
+from engram.pipelines.improve.claiming import Busy, Claim  # noqa: F401 - the claim values, re-exported
 
 log = logging.getLogger("engram.claims")
 
@@ -78,24 +79,6 @@ def keys_for(dataset_id, session_ids: Sequence[str]) -> list[str]:
     return sorted({session_key(dataset_id, s) for s in session_ids}) + [dataset_key(dataset_id)]
 
 
-@dataclass(frozen=True)
-class Claim:
-    keys: tuple[str, ...]
-    value: str  # token|fence|holder info: what renew and release compare
-    fence: int
-    lease_ms: int
-
-    @property
-    def token(self) -> str:
-        return self.value.split("|", 1)[0]
-
-
-@dataclass(frozen=True)
-class Busy:
-    key: str
-    holder: str
-
-
 def describe(value: str) -> dict:
     """A stored claim value as {token, fence, holder...} for operators."""
     token, fence, info = (value.split("|", 2) + ["", ""])[:3]
@@ -107,11 +90,21 @@ def describe(value: str) -> dict:
 
 
 class Claims:
+    """The improve claims port (pipelines/improve/claiming.py Claims) on Redis."""
+
     def __init__(self, client: redis.Redis):
         self.client = client
         self._claim = client.register_script(_CLAIM)
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
+
+    @staticmethod
+    def keys(dataset_id, session_ids: Sequence[str]) -> list[str]:
+        return keys_for(dataset_id, session_ids)
+
+    @staticmethod
+    def describe(value: str) -> dict:
+        return describe(value)
 
     def claim(self, keys: Sequence[str], lease_seconds: float, floor: int = 0, info: dict | None = None) -> Claim | Busy:
         token = secrets.token_hex(16)

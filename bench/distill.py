@@ -75,13 +75,13 @@ def run_fleet(app, store, dataset: str, ds, session: str, timeout: float = 3600)
     deadline = time.monotonic() + timeout
     while True:
         with store.unit_of_work() as uow:
-            run = uow.improve.run(result.run_id)
+            run = uow.runs.flow_run(result.run_id, "improve")
         if run["status"] != "running" or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     run_wall = time.perf_counter() - started
     with store.unit_of_work() as uow:
-        stage = {s["stage"]: s for s in uow.improve.stages(result.run_id)}[DISTILL_SESSIONS.name]
+        stage = {s["stage"]: s for s in uow.runs.stages(result.run_id)}[DISTILL_SESSIONS.name]
         lessons = len(uow.learning.lessons_of(ds, session, limit=100000))
     while True:  # the lessons' cognify runs, started after publication
         with store.unit_of_work() as uow:
@@ -91,7 +91,7 @@ def run_fleet(app, store, dataset: str, ds, session: str, timeout: float = 3600)
         if not pending or time.monotonic() > deadline:
             break
         time.sleep(0.5)
-    c = stage["counts"]
+    c = stage["output"] or {}
     return {"status": run["status"], "stage_status": stage["status"], "stage_reason": stage["reason"],
             "stage_wall_s": (stage["finished_at"] - stage["started_at"]).total_seconds(), "run_wall_s": run_wall,
             "cognified_wall_s": time.perf_counter() - started, "calls": c.get("calls"),

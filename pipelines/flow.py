@@ -10,9 +10,14 @@ Stage functions take a context `ctx` (the run row and its ids, settings, ports):
     gate(uow, ctx) -> (status, reason) | None      None: run the stage
     load(uow, ctx) -> inputs                       in the stage's opening transaction
     compute(inputs, ctx) -> result                 outside any transaction (LLM, embedding)
-    persist(uow, ctx, inputs, result) -> output    in the write transaction (fenced for improve)
-compute may raise StageSkipped (nothing to do) or return Deferred (the stage goes on as a
-Celery canvas whose last task records its end).
+    publish(uow, ctx, inputs, result) -> Published  documents the stage publishes, in a write
+                                                    transaction of their own; the runner cognifies
+                                                    the runs it started here, then persists
+    persist(uow, ctx, inputs, result) -> output    in the write transaction (fenced for improve);
+                                                    a Verdict gives the stage an end of its own
+compute only computes: what it returns is written by publish / persist. It may raise
+StageSkipped (nothing to do) or return Deferred (the stage goes on as a Celery canvas whose
+last task ends it through the runner, with persist).
 """
 
 from __future__ import annotations
@@ -42,6 +47,26 @@ class Deferred:
 
 
 @dataclass(frozen=True)
+class Published:
+    """What a stage's publish stored: the cognify runs it started (the engine runs them in this
+    process, in order, before persist: their LLM use is the stage's) and the result persist gets."""
+
+    runs: tuple[tuple[Any, list[str]], ...]
+    result: Any
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A persist's output with an end of its own (an improve stage): completed with a reason, or
+    failed with its error while what it wrote stands."""
+
+    output: Any
+    status: str = "completed"
+    reason: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class Stage:
     name: str
     queue: str  # logical queue: ingest | llm | embed | maintenance (settings map it to a real one)
@@ -49,6 +74,7 @@ class Stage:
     compute: Callable[[Any, Any], Any] | None = None  # None: recorded when the run is accepted (no task)
     load: Callable[[Any, Any], Any] | None = None
     persist: Callable[[Any, Any, Any, Any], Any] | None = None
+    publish: Callable[[Any, Any, Any, Any], Published] | None = None
     gate: Callable[[Any, Any], tuple[str, str] | None] | None = None
     failure: str = FATAL
     retry_transient: bool = True  # transient errors (LLM, database, broker) are retried with backoff
@@ -123,7 +149,8 @@ def all_stages(flows: Iterable[Flow]) -> dict[str, Stage]:
 
 def run_inline(stage: Stage, unit_of_work: Callable[[], Any], ctx: Any) -> Any:
     """A stage as a use case over any unit of work (an in-memory fake in unit tests): gate and
-    load in one unit of work, compute, persist in another. No retries, leases or bookkeeping:
+    load in one unit of work, compute, publish in another (then cognify what it started), persist
+    in another. No retries, leases or bookkeeping:
     those are the runner's (tasks/engine.py)."""
     with unit_of_work() as uow:
         decision = stage.gate(uow, ctx) if stage.gate is not None else None
@@ -131,6 +158,12 @@ def run_inline(stage: Stage, unit_of_work: Callable[[], Any], ctx: Any) -> Any:
             return decision
         inputs = stage.load(uow, ctx) if stage.load is not None else None
     result = stage.compute(inputs, ctx)
+    if stage.publish is not None:
+        with unit_of_work() as uow:
+            published = stage.publish(uow, ctx, inputs, result)
+        for run_id, stages in published.runs:
+            ctx.ports.cognify(run_id, stages)
+        result = published.result
     if stage.persist is None:
         return result
     with unit_of_work() as uow:

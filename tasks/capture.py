@@ -56,7 +56,7 @@ def reprocess(self, req: CaptureReprocessRequest) -> dict:
             stages = open_run(uow, run_id, dataset, obj["id"])
         else:
             stages = to_reprocess(uow.runs.stages(run_id))
-            uow.capture.reset_stages(run_id, stages)
+            uow.runs.reopen_from(run_id, stages)
     start(run_id, stages)
     return {"object_id": str(req.object_id), "run_id": str(run_id), "status": "pending", "stages": stages}
 

@@ -12,7 +12,9 @@ For every stage of every flow it owns the transitions a stage goes through:
     → after-commit hooks (optimisations the committed rows now allow; a failing hook is logged
                           and never fails the committed stage nor stops its chain)
 
-A failure anywhere (load, compute or persist) ends the same way: a transient error (LLM,
+A stage that publishes documents (improve's) stores them in a guarded transaction of their own
+and cognifies them here before persist; a stage that went on as a canvas ends through
+end_deferred. A failure anywhere (load, compute, publish or persist) ends the same way: a transient error (LLM,
 database, broker) is retried with backoff, anything else is recorded on the stage at once and
 the flow's failure policy decides the run (fatal: the run fails; optional: the run goes on).
 Celery tasks, their routes and the chains of new runs are derived from the declarations here.
@@ -26,6 +28,7 @@ import contextvars
 import logging
 import traceback
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from celery import Task, chain, chord, group
@@ -36,12 +39,13 @@ from engram.adapters.llm import usage
 from engram.adapters.store import Store
 from engram.adapters.store.runs import LABEL_MAX
 from engram.pipelines.cognify.embedding import VectorsPending
-from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, all_stages
+from engram.pipelines.flow import Deferred, Flow, Stage, StageSkipped, Verdict, all_stages
 from engram.pipelines.flows import FLOWS, flow_named
+from engram.pipelines.improve.claiming import FencedOut
 from engram.settings import get_settings
 from engram.tasks.base import backoff_seconds, engram_task
 from engram.tasks.observe import observed_stage
-from engram.tasks.run_books import BOOKS, Stop
+from engram.tasks.run_books import BOOKS, ClaimedRunBooks, RunBooks, Stop
 from engram.tasks.stage_context import Context
 
 log = logging.getLogger("engram.engine")
@@ -60,7 +64,7 @@ class StageRequest(BaseModel):
 # ------------------------------------------------------------------ the runner
 
 
-def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: Any = None, waited: int = 0) -> dict:
+def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: RunBooks | None = None, waited: int = 0) -> dict:
     """Execute one declared stage of one run (see the module doc for the transitions)."""
     book = book or BOOKS["pipeline"]
     store = Store()
@@ -113,7 +117,7 @@ def _run_after_commit(ctx: Context, stage: Stage) -> None:
     """The committed stage stands whatever its hooks do: a hook (an optimisation such as waking
     the embed queue) that fails is logged, and the task still returns, so Celery sends the
     chain's next link. Raising here would leave the run between stages with nothing queued."""
-    for hook in ctx._after:
+    for hook in ctx.after_commit_hooks():
         try:
             hook()
         except Exception:  # noqa: BLE001 - see the docstring
@@ -145,8 +149,8 @@ def _load(uow, stage: Stage, ctx: Context) -> Any:
         raise _LoadFailed(exc) from exc
 
 
-def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any = _UNREAD) -> dict:
-    """(load →) compute → persist, each failure propagating to the one failure path."""
+def _work(store: Store, book: RunBooks, stage: Stage, ctx: Context, used, inputs: Any = _UNREAD) -> dict:
+    """(load →) compute (→ publish, cognify) → persist, each failure propagating to the one failure path."""
     if inputs is _UNREAD:
         with store.unit_of_work() as uow:
             inputs = stage.load(uow, ctx) if stage.load is not None else None
@@ -156,21 +160,74 @@ def _work(store: Store, book: Any, stage: Stage, ctx: Context, used, inputs: Any
     except StageSkipped as skip:
         result, status, reason = None, "skipped", skip.reason
     if isinstance(result, Deferred):
+        if not isinstance(book, ClaimedRunBooks):
+            raise TypeError(f"stage {stage.name} deferred, but its runs cannot continue as a canvas")
         raise _Deferring(result)
+    if stage.publish is not None and status == "completed":
+        result = _publish(store, book, stage, ctx, inputs, result)
     with store.unit_of_work() as uow:
         book.guard(uow, ctx.run, stage)
         output = result
         if stage.persist is not None and status == "completed":
             output = stage.persist(uow, ctx, inputs, result)
-        return book.finish(uow, ctx.run, stage, status, output=output, reason=reason, used=used.as_dict())
+        return _finish(book, uow, ctx.run, stage, output, used.as_dict(), status, reason)
 
 
-def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: Exception, used: dict,
+def _publish(store: Store, book: RunBooks, stage: Stage, ctx: Context, inputs: Any, result: Any) -> Any:
+    """The documents a stage publishes, stored in a guarded transaction of their own, then
+    cognified here, in order (their LLM use is the stage's); persist gets the rest."""
+    with store.unit_of_work() as uow:
+        book.guard(uow, ctx.run, stage)
+        published = stage.publish(uow, ctx, inputs, result)
+    for run_id, stages in published.runs:
+        ctx.ports.cognify(run_id, stages)
+    return published.result
+
+
+def _finish(book: RunBooks, uow, run: dict, stage: Stage, output: Any, used: dict, status: str = "completed",
+            reason: str | None = None) -> dict:
+    """Record the stage's end: the one its persist gave (a Verdict), else `status`."""
+    if isinstance(output, Verdict):
+        return book.finish(uow, run, stage, output.status, output=output.output, reason=output.reason, used=used,
+                           error=output.error)
+    return book.finish(uow, run, stage, status, output=output, reason=reason, used=used)
+
+
+def end_deferred(stage: Stage, run_id: uuid.UUID, conclude: Callable[[Context], Any], used: dict,
+                 failed_output: Any = None) -> dict:
+    """The end of a stage that went on as a canvas (its last task calls this): `conclude` turns the
+    canvas's results into what the stage's persist writes, then the stage ends as any other (one
+    guarded transaction, its verdict, the after-commit hooks). The canvas is spent: a failure is
+    recorded at once (with `failed_output`), a refused fence ends the run lost."""
+    book = BOOKS[_flow_of(stage.task).runs]
+    store, settings = Store(), get_settings()
+    try:
+        with store.unit_of_work() as uow:
+            run = book.open(uow, run_id, stage, settings)
+    except Stop as stop:
+        return stop.result
+    ctx = Context(run, settings, book.ports(run, settings), stage)
+    try:
+        result = contextvars.copy_context().run(conclude, ctx)
+        with store.unit_of_work() as uow:
+            book.guard(uow, run, stage)
+            output = stage.persist(uow, ctx, None, result) if stage.persist is not None else result
+            answer = _finish(book, uow, run, stage, output, used)
+    except Exception as exc:  # noqa: BLE001 - every failure ends the stage, as in the runner
+        with store.unit_of_work() as uow:
+            if isinstance(exc, FencedOut) and isinstance(book, ClaimedRunBooks):
+                return book.fenced_out(uow, run, stage, str(exc), used)
+            log.exception("the end of stage %s of run %s failed", stage.name, run_id)
+            return book.finish(uow, run, stage, "failed", output=failed_output, used=used,
+                               error=f"{type(exc).__name__}: {exc}")
+    _run_after_commit(ctx, stage)
+    return answer
+
+
+def _failed(task: Task, store: Store, book: RunBooks, run: dict, stage: Stage, exc: Exception, used: dict,
             waited: int = 0) -> dict:
-    from engram.adapters.store.improve import FencedOut
-
     message = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, FencedOut):
+    if isinstance(exc, FencedOut) and isinstance(book, ClaimedRunBooks):
         with store.unit_of_work() as uow:
             return book.fenced_out(uow, run, stage, str(exc), used)
     if isinstance(exc, VectorsPending):  # not a failure: the stage comes back when its vectors should be in
@@ -199,7 +256,7 @@ def _failed(task: Task, store: Store, book: Any, run: dict, stage: Stage, exc: E
 STAGES: dict[str, Stage] = all_stages(FLOWS)
 
 
-def _register(stage: Stage, book: Any, flow: str):
+def _register(stage: Stage, book: RunBooks, flow: str):
     def body(self, req: StageRequest) -> dict:
         return observed_stage(self, flow, stage.name, req.run_id, req.dataset, req.document,
                               lambda: run_stage(self, stage, req.run_id, book, req.waited))

@@ -26,7 +26,8 @@ def _start_pass(dataset_name: str, user: str, options: dict) -> dict:
     stages = MAINTENANCE.stages_for(options)
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(dataset_name, user, "write")
-        uow.runs.create(run_id, MAINTENANCE.name, stages, dataset, params={"options": options, "scope": DATASET_SCOPE})
+        uow.runs.open(run_id, MAINTENANCE.name, stages, dataset=dataset,
+                      params={"options": options, "scope": DATASET_SCOPE})
     start_runs([(run_id, stages)], MAINTENANCE)
     return MaintenanceAccepted(status="accepted", dataset=dataset_name, stage=stages[0], run_id=run_id).model_dump(
         mode="json")

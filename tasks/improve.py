@@ -1,10 +1,8 @@
-"""Improve runs (SPEC 6.1, 6.2): claim → pending-work probe → a chain of stage tasks → finish.
+"""Improve runs (SPEC 6.1, 6.2): the tasks of the claiming use case (pipelines/improve/claiming.py).
 
-A claim (adapters/claims.py) covers the run's sessions and its dataset. Each pass of a claim
-is one improve run: a Celery chain with one task per stage of the improve flow
-(pipelines/improve/flow.py, run by tasks/engine.py) and a finish task that either starts
-another pass (new work arrived, up to improve_max_passes) or releases. Every write a stage
-makes first checks the claim's fencing number in the same transaction.
+Each task parses its payload, calls the use case and, once it has committed, enqueues what it
+asks for: a pass's chain (one task per stage of the improve flow, run by tasks/engine.py, then
+engram.improve.finish, which starts another pass or releases), or the rerun requests left.
 """
 
 from __future__ import annotations
@@ -15,18 +13,18 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from engram.adapters.claims import Busy, Claim, Claims, describe, keys_for
+from engram.adapters.claims import Claims
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
-from engram.adapters.store.improve import FencedOut, fence_scopes
-from engram.models.payloads import ImproveRequest, ImproveResult, ImproveRunRequest
-from engram.pipelines.improve import registry
-from engram.pipelines.improve.flow import IMPROVE, pending_work as probe
+from engram.models.payloads import ImproveRequest, ImproveRunRequest
+from engram.pipelines.improve.claiming import Claiming, Policy, Step, UnknownRun
+from engram.pipelines.improve.flow import IMPROVE
+from engram.pipelines.improve.flow import pending_work as probe
 from engram.settings import get_settings
 from engram.tasks.base import InvalidPayload, engram_task
-from engram.tasks.run_books import claim_of as _claim_of
 from engram.tasks.engine import run_chain
+from engram.tasks.sessions import run_summary
 
 log = logging.getLogger("engram.improve")
 
@@ -61,76 +59,46 @@ def start(self, req: StartImprove) -> dict:
 
 def start_improve(req: StartImprove) -> dict:
     """Claim every key or none; busy → rerun request; else probe and start the first pass."""
+    use = claiming()
+    return follow(use, use.start(req.dataset_id, req.session_ids, req.trigger, max_llm_calls=req.max_llm_calls,
+                                 max_tokens=req.max_tokens))
+
+
+@engram_task("engram.improve.finish", payload=RunRequest)
+def finish(self, req: RunRequest) -> dict:
+    """Close the pass; re-check for new work (up to improve_max_passes) or release the claim."""
+    use = claiming()
+    try:
+        step = use.finish(req.run_id)
+    except UnknownRun as exc:
+        raise InvalidPayload(str(exc)) from None
+    return follow(use, step)
+
+
+def claiming() -> Claiming:
+    """The claiming use case on this process's store and Redis, with the settings' policy."""
     s = get_settings()
-    sessions = sorted(set(req.session_ids))
-    scopes = fence_scopes(req.dataset_id, sessions)
-    claims = Claims(get_redis())
-    with Store().unit_of_work() as uow:
-        floor = uow.improve.fence_floor(scopes)
-    got = claims.claim(keys_for(req.dataset_id, sessions), s.lock_lease_seconds, floor,
-                       info={"trigger": req.trigger})
-    result = ImproveResult(status="busy", dataset_id=req.dataset_id, session_ids=sessions)
-    if isinstance(got, Busy):
-        with Store().unit_of_work() as uow:
-            uow.improve.request_rerun(req.dataset_id, sessions)
-        result.rerun_requested, result.reason = True, f"held by {describe(got.holder)}"
-        return result.model_dump(mode="json")
-    claim_id = uuid.uuid4()
-    budget = {"max_llm_calls": s.improve_max_llm_calls if req.max_llm_calls is None else req.max_llm_calls,
-              "max_tokens": s.improve_max_tokens if req.max_tokens is None else req.max_tokens}
-    try:
-        with Store().unit_of_work() as uow:
-            uow.improve.check_fence(scopes, got.fence)
-            uow.improve.ensure_sessions(req.dataset_id, sessions)
-            uow.improve.create_claim(claim_id, req.dataset_id, sessions, got.fence, got.keys, got.value, req.trigger)
-            uow.improve.mark_improving(req.dataset_id, sessions)
-    except FencedOut:  # our lease lapsed before we could even record it
-        with Store().unit_of_work() as uow:
-            uow.improve.request_rerun(req.dataset_id, sessions)
-        result.rerun_requested, result.reason = True, "claim lost before it started"
-        return result.model_dump(mode="json")
-    except Exception:
-        claims.release(got)
-        raise
-    try:
-        run_id, status = begin_pass(claim_id, got, req.trigger, budget)
-    except Exception:
-        release(claim_id, got, kick=False)
-        raise
-    result.status = "started" if status == "running" else "no_op"
-    result.run_id, result.claim_id, result.fence = run_id, claim_id, got.fence
-    if status != "running":
-        release(claim_id, got)
-    return result.model_dump(mode="json")
+    return Claiming(Store().unit_of_work, Claims(get_redis()),
+                    Policy(lease_seconds=s.lock_lease_seconds, max_passes=s.improve_max_passes,
+                           max_llm_calls=s.improve_max_llm_calls, max_tokens=s.improve_max_tokens),
+                    lambda uow, dataset, sessions, retries: pending_work(uow, dataset, sessions, retries))
 
 
-def begin_pass(claim_id: uuid.UUID, claim: Claim, trigger: str, budget: dict) -> tuple[uuid.UUID, str]:
-    """Snapshot the work (consuming rerun requests) and enqueue the pass's chain; no work → no_op."""
-    run_id = uuid.uuid4()
-    with Store().unit_of_work() as uow:
-        row = uow.improve.claim(claim_id, lock=True)
-        dataset, sessions = row["dataset_id"], list(row["session_ids"])
-        uow.improve.check_fence(fence_scopes(dataset, sessions), claim.fence)
-        pass_no = uow.improve.count_pass(claim_id)
-        uow.improve.consume_reruns(dataset, sessions)
-        snapshot = pending_work(uow, dataset, sessions)
-        status = "running" if snapshot["pending"] else "no_op"
-        stages = [(stage.name, stage.fatal) for stage in IMPROVE.stages] if status == "running" else []
-        uow.improve.create_run(run_id, claim_id=claim_id, pass_no=pass_no, dataset_id=dataset, session_ids=sessions,
-                               fence=claim.fence, trigger=trigger, status=status, snapshot=snapshot, budget=budget,
-                               stages=stages)
-    if status == "running":
+def follow(use: Claiming, step: Step) -> dict:
+    """After the use case committed: enqueue the pass's chain, or start the rerun requests left."""
+    if step.run is not None:
         from engram.celery_app import app
 
-        chain = run_chain(IMPROVE, run_id, [name for name, _ in stages])
+        chain = run_chain(IMPROVE, step.run.run_id, step.run.stages)
         try:
-            (chain | app.signature("engram.improve.finish", kwargs={"run_id": str(run_id)}, immutable=True)
+            (chain | app.signature("engram.improve.finish", kwargs={"run_id": str(step.run.run_id)}, immutable=True)
              ).apply_async()
         except Exception as exc:  # never leave a run "running" that no chain will finish
-            with Store().unit_of_work() as uow:
-                uow.improve.finish_run(run_id, "failed", error=f"could not enqueue: {exc}")
+            use.abandon(step, exc)
             raise
-    return run_id, status
+    if step.kick is not None:
+        kick_reruns(step.kick, use)
+    return step.answer
 
 
 def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], retries: bool = True) -> dict:
@@ -147,80 +115,23 @@ def _generates(settings) -> bool:
         return False
 
 
-def release(claim_id: uuid.UUID, claim: Claim, kick: bool = True) -> None:
-    """Record the release, free the keys, and hand leftover rerun requests to the next claimant."""
-    with Store().unit_of_work() as uow:
-        uow.improve.close_claim(claim_id, "released")
-        dataset = uow.improve.claim(claim_id)["dataset_id"]
-    Claims(get_redis()).release(claim)
-    if kick:
-        kick_reruns(dataset)
-
-
-def kick_reruns(dataset_id: uuid.UUID | None = None) -> int:
+def kick_reruns(dataset_id: uuid.UUID | None = None, use: Claiming | None = None) -> int:
     """Turn rerun requests (of one dataset, or all) into improve runs: one start per dataset."""
     from engram.celery_app import app
 
-    with Store().unit_of_work() as uow:
-        requests = uow.improve.rerun_requests()
-    by_dataset: dict[uuid.UUID, set[str]] = {}
-    for r in requests:
-        if dataset_id is None or r["dataset_id"] == dataset_id:
-            by_dataset.setdefault(r["dataset_id"], set()).update([r["session_id"]] if r["session_id"] else [])
+    by_dataset = (use or claiming()).reruns(dataset_id)
     for dataset, sessions in by_dataset.items():
         app.send_task("engram.improve.start", kwargs={
-            "dataset_id": str(dataset), "session_ids": sorted(sessions), "trigger": "rerun"})
+            "dataset_id": str(dataset), "session_ids": sessions, "trigger": "rerun"})
     return len(by_dataset)
-
-
-@engram_task("engram.improve.finish", payload=RunRequest)
-def finish(self, req: RunRequest) -> dict:
-    """Close the pass; re-check for new work (up to improve_max_passes) or release the claim."""
-    s = get_settings()
-    with Store().unit_of_work() as uow:
-        run = uow.improve.run(req.run_id, lock=True)
-        if run is None:
-            raise InvalidPayload(f"improve run {req.run_id} does not exist")
-        if run["status"] != "running":
-            return {"run_id": str(req.run_id), "status": run["status"], "redelivered": True}
-        stages = uow.improve.stages(req.run_id)
-        status = registry.run_status(stages)
-        failed = [f"{r['stage']}: {r['error']}" for r in stages if r["status"] == "failed"]
-        uow.improve.finish_run(req.run_id, status, error="; ".join(failed) or None)
-        claim_row = uow.improve.claim(run["claim_id"])
-        more = pending_work(uow, run["dataset_id"], list(run["session_ids"]), retries=False)["pending"] or any(
-            r["rerun_requested_at"] is not None for r in uow.improve.sessions(run["dataset_id"], run["session_ids"])
-        ) or (uow.improve.dataset_state(run["dataset_id"]) or {}).get("rerun_requested_at") is not None
-    out = {"run_id": str(req.run_id), "status": status, "pass": run["pass"]}
-    if status == "lost" or claim_row["status"] != "held":
-        return out
-    claims = Claims(get_redis())
-    claim = _claim_of(claim_row, s.lock_lease_seconds)
-    if not claims.renew(claim):
-        with Store().unit_of_work() as uow:
-            uow.improve.close_claim(claim_row["id"], "lost", note="lease expired between stages")
-            uow.improve.request_rerun(run["dataset_id"], list(run["session_ids"]))
-        return {**out, "claim": "lost"}
-    if more and status in ("completed", "completed_with_errors") and claim_row["passes"] < s.improve_max_passes:
-        try:
-            next_run, next_status = begin_pass(claim_row["id"], claim, run["trigger"], run["budget"])
-        except Exception:
-            release(claim_row["id"], claim, kick=False)
-            raise
-        if next_status == "running":
-            return {**out, "next_run_id": str(next_run)}
-    release(claim_row["id"], claim)
-    return {**out, "claim": "released"}
 
 
 @engram_task("engram.improve.run_status", payload=ImproveRunRequest)
 def run_status(self, req: ImproveRunRequest) -> dict:
-    from engram.tasks.sessions import _run_summary
-
     with Store().unit_of_work() as uow:
-        run = uow.improve.run(req.run_id)
+        run = uow.runs.flow_run(req.run_id, IMPROVE.name)
         require_run(uow, run, req.run_id, req.user, "read", what="improve run")
         claim = uow.improve.claim(run["claim_id"]) if run["claim_id"] else None
-        summary = _run_summary(uow, run)
+        summary = run_summary(uow, run)
     summary["claim_status"] = claim["status"] if claim else None
     return summary

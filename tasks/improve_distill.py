@@ -6,7 +6,7 @@
 Each hop replaces its task, so the improve chain's later stages follow `publish`. Batches and
 proposals are dealt round-robin to at most 5 lanes that make their calls one after another:
 one distillation never has more than 5 LLM calls in flight. Lanes never raise (a failed call
-is a result), so the chord always reaches publish, which records the stage's end.
+is a result), so the chord always reaches publish, which ends the stage through the runner.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from engram.adapters.llm import usage
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
-from engram.adapters.store.improve import FencedOut
-from engram.pipelines.improve import distill as d
 from engram.pipelines.improve import distill_run as dr
-from engram.pipelines.improve.flow import DISTILL_SESSIONS
+from engram.pipelines.improve.claiming import claim_of
+from engram.pipelines.improve.flow import DISTILL_SESSIONS, IMPROVE
 from engram.pipelines.improve.stages import distillation
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+from engram.tasks.engine import end_deferred
 
 log = logging.getLogger("engram.improve.distill")
 STAGE = DISTILL_SESSIONS
@@ -44,11 +44,9 @@ def _sig(name: str, **kwargs):
 
 def _renew(run_id: str) -> None:
     """Keep the run's claim alive while its lanes work (the stage task itself has ended)."""
-    from engram.tasks.run_books import claim_of
-
     with contextlib.suppress(Exception):
         with Store().unit_of_work() as uow:
-            row = uow.improve.claim(uow.improve.run(uuid.UUID(run_id))["claim_id"])
+            row = uow.improve.claim(uow.runs.flow_run(uuid.UUID(run_id), IMPROVE.name)["claim_id"])
         Claims(get_redis()).renew(claim_of(row, get_settings().lock_lease_seconds))
 
 
@@ -87,7 +85,7 @@ def fan_out(self, results: list[dict], run_id: str, sessions: dict):
         return publish([], run_id=run_id, sessions=sessions, stats=stats)
     settings = get_settings()
     with Store().unit_of_work() as uow:
-        dataset = uow.improve.run(uuid.UUID(run_id))["dataset_id"]
+        dataset = uow.runs.flow_run(uuid.UUID(run_id), IMPROVE.name)["dataset_id"]
         items = dr.writer_inputs(proposals, get_embedder(settings).embed,
                                  lambda v, k: uow.learning.similar_lessons(dataset, v, k),
                                  lambda v, k: uow.learning.glossary(dataset, v, k),
@@ -119,30 +117,9 @@ def _sum(usages: list[dict]) -> dict:
 
 @engram_task("engram.improve.distill.publish", acks_late=True)
 def publish(self, results: list[dict], run_id: str, sessions: dict, stats: dict) -> dict:
-    from engram.tasks.engine import start_runs
-    from engram.tasks.run_books import finish_deferred, improve_context
-
-    run_uuid = uuid.UUID(run_id)
+    """The canvas's last step: the stage ends through the runner (its conclude, then its persist)."""
     calls = stats["calls"] + [c for r in results for c in r["calls"]]
     used = _sum([stats["usage"]] + [r["usage"] for r in results])
     counts = {"calls": len(calls), "max_in_flight": dr.max_in_flight(calls)}
-    try:
-        ctx = improve_context(run_uuid)
-        by_session = dr.decisions_by_session(results, sessions)
-        per_session, to_start = distillation.publish(ctx, sessions, by_session,
-                                                     get_embedder(ctx.settings).embed)
-    except FencedOut as exc:
-        return finish_deferred(run_uuid, STAGE, "fenced_out", "claim_lost", str(exc), counts, used)
-    except Exception as exc:
-        log.exception("publishing the lessons of run %s failed", run_id)
-        return finish_deferred(run_uuid, STAGE, "failed", None, f"{type(exc).__name__}: {exc}", counts, used)
-    start_runs(to_start)  # the normal cognify chain, enqueued after commit
-    outcome = dr.overall(c["outcome"] for c in per_session.values())
-    counts.update(outcome=outcome, sessions=per_session,
-                  **{k: sum(c[k] for c in per_session.values()) for k in ("gated", "proposals", "accepted", "published")})
-    if outcome == d.CALLS_FAILED:
-        error = "; ".join(f"session {sid}: {c['curator_failures']} curator and {c['writer_failures']} writer calls"
-                          " failed, its watermark kept" for sid, c in per_session.items() if c["outcome"] == d.CALLS_FAILED)
-        return finish_deferred(run_uuid, STAGE, "failed", d.CALLS_FAILED, f"{d.CALLS_FAILED}: {error}", counts, used)
-    return finish_deferred(run_uuid, STAGE, "completed", None if outcome == d.COMPLETED else outcome, None,
-                           counts, used)
+    return end_deferred(STAGE, uuid.UUID(run_id), lambda ctx: distillation.conclude(
+        ctx, results, sessions, counts, get_embedder(ctx.settings).embed), used, failed_output=counts)

@@ -9,13 +9,11 @@ from __future__ import annotations
 import logging
 import uuid
 
-from engram.adapters.claims import Claims
-from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.pipelines.improve.admission import admit
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
-from engram.tasks.improve import _claim_of, kick_reruns
+from engram.tasks.improve import claiming, kick_reruns
 from engram.tasks.sessions import admission_callback
 
 log = logging.getLogger("engram.improve.sweeps")
@@ -62,26 +60,13 @@ def sweep_reruns(self) -> dict:
 
 @engram_task("engram.improve.sweep_claims")
 def sweep_claims(self) -> dict:
-    """Held claims whose lease ran out unrenewed: mark them abandoned and ask for a rerun.
-
-    A claim counts as dead only when its holder stopped renewing it for a whole lease AND
-    its keys no longer carry its value, so a slow-but-alive holder is never swept.
-    """
-    s = get_settings()
-    claims = Claims(get_redis())
-    swept = []
-    with Store().unit_of_work() as uow:
-        for row in uow.improve.stale_claims(s.lock_lease_seconds):
-            if claims.held(_claim_of(row, s.lock_lease_seconds)):
-                continue
-            uow.improve.close_claim(row["id"], "abandoned", note="lease expired without release")
-            for run in uow.improve.open_runs_of_claim(row["id"]):
-                uow.improve.finish_run(run["id"], "lost", error="claim abandoned (lease expired)")
-            uow.improve.request_rerun(row["dataset_id"], list(row["session_ids"]))
-            swept.append(str(row["id"]))
+    """Held claims whose lease ran out unrenewed: abandoned, their runs lost, a rerun requested
+    (pipelines/improve/claiming.py expire_claims), then the rerun requests started."""
+    use = claiming()
+    swept = [str(c) for c in use.expire_claims()]
     if swept:
         log.warning("improve sweep: %d abandoned claims", len(swept))
-        kick_reruns()
+        kick_reruns(use=use)
     return {"abandoned": swept}
 
 

@@ -9,19 +9,50 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from engram.adapters.store import Store, UnitOfWork
 from engram.pipelines.flow import Stage
 from engram.pipelines.flows import BY_NAME
-from engram.pipelines.improve.registry import DONE as IMPROVE_DONE
-from engram.settings import Settings, get_settings
+from engram.pipelines.improve import registry
+from engram.pipelines.improve.claiming import FencedOut, claim_of, fence_scopes
+from engram.pipelines.improve.flow import IMPROVE
+from engram.settings import Settings
 from engram.tasks.base import InvalidPayload
-from engram.tasks.stage_context import Context, Ports
+from engram.tasks.stage_context import Ports
 
 log = logging.getLogger("engram.engine")
 
 DONE = ("completed", "skipped")
+
+
+class RunBooks(Protocol):
+    """How a stage of one kind of run opens, starts, holds its lease, is guarded and ends (the
+    engine, tasks/engine.py, runs every stage through these)."""
+
+    load_with_open: bool  # the stage's inputs are read in its opening transaction
+    can_give_way: bool  # a stage waiting for other batches' vectors may re-send itself
+
+    def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict: ...
+    def decide(self, uow: UnitOfWork, run: dict, stage: Stage, settings: Settings) -> tuple[str, str] | None: ...
+    def ports(self, run: dict, settings: Settings) -> Ports: ...
+    def start(self, uow: UnitOfWork, run: dict, stage: Stage) -> None: ...
+    def lease(self, run: dict, settings: Settings) -> contextlib.AbstractContextManager[None]: ...
+    def guard(self, uow: UnitOfWork, run: dict, stage: Stage) -> None: ...
+    def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
+               reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict: ...
+    def retrying(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None: ...
+    def waiting(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None: ...
+    def fail(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> tuple[dict, bool]: ...
+
+
+@runtime_checkable
+class ClaimedRunBooks(Protocol):
+    """Books of runs held under a claim (improve): a stage may go on as a canvas (`defer`), and a
+    write the claim's fencing number refused ends the stage and the run (`fenced_out`)."""
+
+    def defer(self, uow: UnitOfWork, run: dict, stage: Stage, used: dict) -> None: ...
+    def fenced_out(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> dict: ...
 
 
 class Stop(Exception):
@@ -85,9 +116,10 @@ class PipelineRuns:
             raise Stop(_not_run(run["id"], stage, "run forgotten"))
 
     def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
-               reason: str | None = None, used: dict | None = None) -> dict:
+               reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict:
         used = used or {}
-        totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, usage=used)
+        totals = uow.runs.finish_stage(run["id"], stage.name, status, output=output, reason=reason, error=error,
+                                       usage=used)
         _complete_if_done(uow, run, totals["open_stages"])
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason,
                 **accounting(used, totals)}
@@ -108,12 +140,6 @@ class PipelineRuns:
             return {"run_id": str(run["id"]), "stage": stage.name, "status": "failed", "error": message}, False
         uow.runs.finish_run(run["id"], "failed", error=f"{stage.name}: {message}")
         return {}, True
-
-    def defer(self, uow, run, stage, used) -> None:
-        raise NotImplementedError(f"stage {stage.name} deferred, but its runs cannot continue as a canvas")
-
-    def fenced_out(self, uow, run, stage, message, used) -> dict:
-        raise NotImplementedError
 
 
 def _not_run(run_id, stage: Stage, reason: str) -> dict:
@@ -161,20 +187,18 @@ class ImproveRuns:
     can_give_way = False
 
     def open(self, uow: UnitOfWork, run_id: uuid.UUID, stage: Stage, settings: Settings) -> dict:
-        run = uow.improve.run(run_id, lock=True)
+        run = uow.runs.flow_run(run_id, IMPROVE.name, lock=True)
         if run is None:
             raise InvalidPayload(f"improve run {run_id} does not exist")
-        rows = {r["stage"]: r for r in uow.improve.stages(run_id)}
+        rows = {r["stage"]: r for r in uow.runs.stages(run_id)}
         if stage.name not in rows:
             raise InvalidPayload(f"improve run {run_id} has no stage {stage.name!r}")
-        if rows[stage.name]["status"] in IMPROVE_DONE:
+        if rows[stage.name]["status"] in registry.DONE:
             raise Stop({"run_id": str(run_id), "stage": stage.name, "status": rows[stage.name]["status"],
                         "redelivered": True})
         return dict(run, stage_rows=rows, claim=uow.improve.claim(run["claim_id"]))
 
     def decide(self, uow, run: dict, stage: Stage, settings: Settings) -> tuple[str, str] | None:
-        from engram.pipelines.improve import registry
-
         rows = run["stage_rows"]
         if run["status"] == "lost" or any(r["status"] == "fenced_out" for r in rows.values()):
             return ("skipped", "claim_lost")
@@ -188,14 +212,13 @@ class ImproveRuns:
         return Ports(settings, run["dataset_id"], write=lambda: _fenced(run))
 
     def start(self, uow: UnitOfWork, run: dict, stage: Stage) -> None:
-        uow.improve.start_stage(run["id"], stage.name)
+        uow.runs.start_stage(run["id"], stage.name)
 
     @contextlib.contextmanager
     def lease(self, run: dict, settings: Settings) -> Iterator[None]:
         """The claim's lease, renewed while the stage works (its row records each renewal)."""
         from engram.adapters.claims import Claims, keep_alive
         from engram.adapters.redis_client import get_redis
-        from engram.adapters.store.improve import FencedOut
 
         claims = Claims(get_redis())
         claim = claim_of(run["claim"], settings.lock_lease_seconds)
@@ -207,40 +230,34 @@ class ImproveRuns:
 
     def guard(self, uow: UnitOfWork, run: dict, stage: Stage) -> None:
         """First in the write transaction: the claim's fencing number (FencedOut if it was taken over)."""
-        from engram.adapters.store.improve import fence_scopes
-
         uow.improve.check_fence(fence_scopes(run["dataset_id"], run["session_ids"]), run["fence"])
 
     def finish(self, uow: UnitOfWork, run: dict, stage: Stage, status: str, *, output: Any = None,
                reason: str | None = None, used: dict | None = None, error: str | None = None) -> dict:
         used = used or {}
-        uow.improve.finish_stage(run["id"], stage.name, status, reason=reason, error=error,
-                                 counts=output if isinstance(output, dict) else {}, usage=used)
+        uow.runs.finish_stage(run["id"], stage.name, status, reason=reason, error=error,
+                              output=output if isinstance(output, dict) else {}, usage=used)
         return {"run_id": str(run["id"]), "stage": stage.name, "status": status, "reason": reason, "error": error,
                 "llm_calls": used.get("calls", 0),  # shown in Flower
                 "tokens": used.get("prompt_tokens", 0) + used.get("completion_tokens", 0)}
 
     def retrying(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None:
-        uow.improve.finish_stage(run["id"], stage.name, "pending", error=f"retrying: {message}", usage=used)
+        uow.runs.finish_stage(run["id"], stage.name, "pending", output={}, error=f"retrying: {message}", usage=used)
+
+    def waiting(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> None:
+        uow.runs.finish_stage(run["id"], stage.name, "pending", output={}, reason=f"waiting: {message}", usage=used)
 
     def fail(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> tuple[dict, bool]:
         return self.finish(uow, run, stage, "failed", used=used, error=message), False
 
     def defer(self, uow: UnitOfWork, run: dict, stage: Stage, used: dict) -> None:
-        uow.improve.finish_stage(run["id"], stage.name, "running", usage=used)
+        uow.runs.finish_stage(run["id"], stage.name, "running", output={}, usage=used)
 
     def fenced_out(self, uow: UnitOfWork, run: dict, stage: Stage, message: str, used: dict) -> dict:
         result = self.finish(uow, run, stage, "fenced_out", reason="claim_lost", used=used, error=message)
-        uow.improve.finish_run(run["id"], "lost", error=message)
+        uow.runs.finish_run(run["id"], "lost", error=message)
         uow.improve.close_claim(run["claim_id"], "lost", note=message)
         return result
-
-
-def claim_of(row: dict, lease_seconds: float):
-    from engram.adapters.claims import Claim
-
-    return Claim(keys=tuple(row["claim_keys"]), value=row["claim_value"], fence=row["fence"],
-                 lease_ms=max(1, int(lease_seconds * 1000)))
 
 
 def renewed(claim_id: uuid.UUID) -> None:
@@ -257,22 +274,4 @@ def _fenced(run: dict) -> Iterator[UnitOfWork]:
 
 
 IMPROVE_RUNS = ImproveRuns()
-BOOKS: dict[str, Any] = {"pipeline": PipelineRuns(), "improve": IMPROVE_RUNS}
-
-
-def improve_context(run_id: uuid.UUID) -> Context:
-    """The context of an improve run's stage outside its task (the last step of a deferred canvas)."""
-    with Store().unit_of_work() as uow:
-        run = uow.improve.run(run_id)
-    settings = get_settings()
-    return Context(run, settings, IMPROVE_RUNS.ports(run, settings))
-
-
-def finish_deferred(run_id: uuid.UUID, stage: Stage, status: str, reason, error, counts: dict, used: dict) -> dict:
-    """The end of an improve stage that went on as a canvas (the improve chain continues after this)."""
-    with Store().unit_of_work() as uow:
-        run = uow.improve.run(run_id)
-        if status == "fenced_out":
-            return IMPROVE_RUNS.fenced_out(uow, run, stage, error, used)
-        result = IMPROVE_RUNS.finish(uow, run, stage, status, output=counts, reason=reason, used=used, error=error)
-    return result
+BOOKS: dict[str, RunBooks] = {"pipeline": PipelineRuns(), "improve": IMPROVE_RUNS}

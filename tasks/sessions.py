@@ -123,7 +123,7 @@ def sessions(self, req: SessionsRequest) -> dict:
                 "last_improve_at": _iso(r["last_improve_at"]), "auto_requests": r["auto_requests"],
                 "rerun_requested": r["rerun_requested_at"] is not None, "declined_reason": r["declined_reason"],
                 "session_claim": holders.get(claim_keys.session_key(dataset, r["session_id"])),
-                "runs": [_run_summary(uow, run) for run in runs],
+                "runs": [run_summary(uow, run) for run in runs],
                 **_learning(uow, dataset, r["session_id"]),
             })
     return {"dataset": req.dataset, "dataset_id": str(dataset),
@@ -153,10 +153,11 @@ def _iso(value) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _run_summary(uow, run: dict) -> dict:
+def run_summary(uow, run: dict) -> dict:
+    """An improve run as the sessions view and engram.improve.run_status show it (a stage's counts: its output)."""
     return {"run_id": str(run["id"]), "claim_id": str(run["claim_id"]) if run["claim_id"] else None,
             "pass": run["pass"], "trigger": run["trigger"], "status": run["status"], "fence": run["fence"],
             "llm_calls": run["llm_calls"], "tokens": run["tokens"], "created_at": _iso(run["created_at"]),
             "finished_at": _iso(run["finished_at"]),
-            "stages": [{k: s[k] for k in ("stage", "status", "reason", "error", "counts", "llm_calls")}
-                       for s in uow.improve.stages(run["id"])]}
+            "stages": [{"stage": s["stage"], "status": s["status"], "reason": s["reason"], "error": s["error"],
+                        "counts": s["output"] or {}, "llm_calls": s["llm_calls"]} for s in uow.runs.stages(run["id"])]}

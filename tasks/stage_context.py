@@ -67,6 +67,12 @@ class Ports:
 
         cognify_inline(run_id, stages)
 
+    def start_cognify(self, runs: list[tuple[uuid.UUID, list[str]]]) -> None:
+        """Enqueue cognify runs' chains (after the commit that recorded them)."""
+        from engram.tasks.engine import start_runs
+
+        start_runs(runs)
+
     def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
         """Store a document a stage wrote: (item id, its cognify run id, the stages the stage
         starts now), decided by the intake rule (pipelines/intake.py)."""
@@ -93,3 +99,7 @@ class Context:
 
     def after_commit(self, hook: Callable[[], None]) -> None:
         self._after.append(hook)
+
+    def after_commit_hooks(self) -> tuple[Callable[[], None], ...]:
+        """The hooks to run once the stage's writes are committed, in the order they were added."""
+        return tuple(self._after)

@@ -20,8 +20,6 @@ from engram.models.tables import (
     edges,
     entities,
     entity_types,
-    pipeline_runs,
-    stage_runs,
     summaries,
 )
 from engram.pipelines import ids
@@ -181,14 +179,6 @@ class CaptureRepository:
     def _stage(self, object_id: uuid.UUID, stage: str) -> None:
         self.conn.execute(update(capture_objects).where(capture_objects.c.id == object_id)
                           .values(stage=stage, updated_at=func.now()))
-
-    def reset_stages(self, run_id: uuid.UUID, stages: Sequence[str]) -> None:
-        """Reopen a capture run from a stage on (reprocess): those stages run again, in order."""
-        self.conn.execute(update(stage_runs).where(stage_runs.c.run_id == run_id, stage_runs.c.stage.in_(list(stages)))
-                          .values(status="pending", error=None, reason=None))
-        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
-            status="pending", error=None, finished_at=None, heartbeat_at=func.now(),
-            attempts=pipeline_runs.c.attempts + 1))
 
     # ------------------------------------------------------------ forget
 

@@ -1,4 +1,4 @@
-"""Improve bookkeeping: per-session state, fences, claims, runs and their stage results."""
+"""Improve bookkeeping: per-session state, fences, claims; reads of improve runs by dataset or claim."""
 
 from __future__ import annotations
 
@@ -13,18 +13,10 @@ from engram.models.tables import (
     improve_claims,
     pipeline_runs,
     session_improve_state,
-    stage_runs,
 )
+from engram.pipelines.improve.claiming import FencedOut, fence_scopes  # noqa: F401 - re-exported
 
 IMPROVE = "improve"  # the improve flow's runs in pipeline_runs (pipelines/improve/flow.py IMPROVE.name)
-
-
-class FencedOut(RuntimeError):
-    """A write carried a fencing number below one already written: its claim was lost."""
-
-
-def fence_scopes(dataset_id, session_ids: Sequence[str]) -> list[str]:
-    return sorted({f"session:{dataset_id}:{s}" for s in session_ids}) + [f"dataset:{dataset_id}"]
 
 
 def _row(result) -> dict | None:
@@ -257,53 +249,9 @@ class ImproveRepository:
             ).with_for_update(skip_locked=True)
         ).mappings()]
 
-    # ------------------------------------------------------------ runs and stage results
+    # ------------------------------------------------------------ runs (read)
     # Improve runs are rows of pipeline_runs (pipeline 'improve'), their stages rows of
-    # stage_runs: one bookkeeping for every flow. A stage's counts are its output.
-
-    def create_run(self, run_id: uuid.UUID, *, claim_id: uuid.UUID | None, pass_no: int, dataset_id: uuid.UUID,
-                   session_ids: Sequence[str], fence: int | None, trigger: str, status: str,
-                   snapshot: dict, budget: dict, stages: Sequence[tuple[str, bool]] = ()) -> None:
-        self.conn.execute(insert(pipeline_runs).values({
-            "id": run_id, "pipeline": IMPROVE, "claim_id": claim_id, "pass": pass_no, "dataset_id": dataset_id,
-            "session_ids": list(session_ids), "fence": fence, "trigger": trigger, "status": status,
-            "snapshot": snapshot, "budget": budget, "started_at": func.now(),
-            "finished_at": func.now() if status == "no_op" else None}))
-        if stages:
-            self.conn.execute(insert(stage_runs), [
-                {"run_id": run_id, "stage": name, "position": i, "fatal": fatal, "status": "pending"}
-                for i, (name, fatal) in enumerate(stages)])
-
-    def run(self, run_id: uuid.UUID, lock: bool = False) -> dict | None:
-        query = select(pipeline_runs).where(pipeline_runs.c.id == run_id, pipeline_runs.c.pipeline == IMPROVE)
-        return _row(self.conn.execute(query.with_for_update() if lock else query))
-
-    def stages(self, run_id: uuid.UUID) -> list[dict]:
-        return [dict(r, counts=r["output"] or {}) for r in self.conn.execute(
-            select(stage_runs).where(stage_runs.c.run_id == run_id).order_by(stage_runs.c.position)).mappings()]
-
-    def start_stage(self, run_id: uuid.UUID, stage: str) -> None:
-        self.conn.execute(update(stage_runs).where(
-            stage_runs.c.run_id == run_id, stage_runs.c.stage == stage,
-        ).values(status="running", attempts=stage_runs.c.attempts + 1, started_at=func.now()))
-
-    def finish_stage(self, run_id: uuid.UUID, stage: str, status: str, *, reason: str | None = None,
-                     error: str | None = None, counts: dict | None = None, usage: dict | None = None) -> None:
-        usage = usage or {}
-        c = stage_runs.c
-        self.conn.execute(update(stage_runs).where(c.run_id == run_id, c.stage == stage).values(
-            status=status, reason=reason, error=error, output=counts or {}, finished_at=func.now(),
-            started_at=func.coalesce(c.started_at, func.now()),
-            llm_calls=c.llm_calls + usage.get("calls", 0),
-            prompt_tokens=c.prompt_tokens + usage.get("prompt_tokens", 0),
-            completion_tokens=c.completion_tokens + usage.get("completion_tokens", 0)))
-        tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
-            llm_calls=pipeline_runs.c.llm_calls + usage.get("calls", 0), tokens=pipeline_runs.c.tokens + tokens))
-
-    def finish_run(self, run_id: uuid.UUID, status: str, error: str | None = None) -> None:
-        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
-            status=status, error=error, finished_at=func.now()))
+    # stage_runs, written by adapters/store/runs.py like every flow's.
 
     def runs_of(self, dataset_id: uuid.UUID, session_id: str | None = None, limit: int = 100) -> list[dict]:
         query = select(pipeline_runs).where(pipeline_runs.c.dataset_id == dataset_id,

@@ -1,14 +1,17 @@
 """Pipeline runs and their stages: status, attempts, errors, timings, usage, stage outputs.
 
-Every flow's runs live in pipeline_runs / stage_runs. This repository answers for the flows
-whose runs a producer follows by run id (cognify, graph passes, capture); improve runs (the
-same tables, pipeline 'improve') are read through adapters/store/improve.py, with their claim.
+Every flow's runs live in pipeline_runs / stage_runs, and this repository is their one writer:
+it opens a run with its first stages done, starts and finishes stages (with the run's totals and
+its open-stage count) and finishes runs, for every flow. Its readers by run id (`get`, `lock`,
+the status counts) answer for the flows a producer follows (cognify, graph passes, capture);
+an improve run is read with `flow_run` (its claim through adapters/store/improve.py).
 """
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime, timedelta, timezone
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, String, and_, func, select, update
@@ -28,49 +31,64 @@ _PRODUCER_RUN = pipeline_runs.c.pipeline != "improve"
 LABEL_MAX = 200  # a document name shown on a stage task is cut here
 
 
+def _insert_all(conn: Connection, table, rows: list[dict]) -> None:
+    """One statement for rows of one shape (a batch of runs of one flow), else one each."""
+    if len({tuple(sorted(r)) for r in rows}) == 1:
+        conn.execute(insert(table), rows)
+    else:
+        for row in rows:
+            conn.execute(insert(table).values(row))
+
+
 class RunRepository:
     def __init__(self, conn: Connection):
         self.conn = conn
 
-    def create(
-        self,
-        run_id: uuid.UUID,
-        pipeline: str,
-        stages: list[str],
-        dataset: uuid.UUID | None,
-        data_item: uuid.UUID | None = None,
-        params: dict | None = None,
-    ) -> None:
-        self.conn.execute(
-            insert(pipeline_runs).values(
-                id=run_id,
-                pipeline=pipeline,
-                dataset_id=dataset,
-                data_item_id=data_item,
-                status="pending",
-                params=params or {},
-            )
-        )
-        self.conn.execute(
-            insert(stage_runs),
-            [{"run_id": run_id, "stage": s, "position": i, "status": "pending"} for i, s in enumerate(stages)],
-        )
+    def open(self, run_id: uuid.UUID, pipeline: str, stages: list[str], *, dataset: uuid.UUID | None,
+             data_item: uuid.UUID | None = None, params: dict | None = None, done: dict | None = None,
+             status: str = "pending", fatal: Sequence[str] = (), claim: dict | None = None) -> None:
+        """Open one run of any flow with its first stages done: see create_many."""
+        self.create_many([{"id": run_id, "pipeline": pipeline, "stages": stages, "dataset": dataset,
+                           "data_item": data_item, "params": params, "done": done or {}, "status": status,
+                           "fatal": fatal, "claim": claim}])
+
+    def create(self, run_id: uuid.UUID, pipeline: str, stages: list[str], dataset: uuid.UUID | None,
+               data_item: uuid.UUID | None = None, params: dict | None = None) -> None:
+        """A run with no stage done yet (`open` with its defaults)."""
+        self.open(run_id, pipeline, stages, dataset=dataset, data_item=data_item, params=params)
 
     def create_many(self, runs: list[dict[str, Any]]) -> None:
-        """Create runs in two statements. Each dict: id, pipeline, stages, dataset, data_item,
-        params, and `done`: {stage: output} of stages already completed (e.g. the accept's `add`)."""
+        """Open runs in two statements: the one writer of new run rows, every flow. Each dict: id,
+        pipeline, stages, dataset, data_item, params, `done`: {stage: output} of stages already
+        completed (e.g. the accept's `add`), and optionally `status` (default pending; an improve
+        run opens running, or no_op with no stages), `fatal` (the stages whose failure aborts an
+        improve run) and `claim` (an improve run's claim columns: claim_id, pass, session_ids,
+        fence, trigger, snapshot, budget). A run that is not pending has started; one with no
+        stage left to do has finished."""
         if not runs:
             return
         now = _now()
-        self.conn.execute(insert(pipeline_runs), [
-            {"id": r["id"], "pipeline": r["pipeline"], "dataset_id": r["dataset"], "data_item_id": r.get("data_item"),
-             "status": "pending", "params": r.get("params") or {}, "heartbeat_at": now if r.get("done") else None}
-            for r in runs])
-        done = [(r, i, s) for r in runs for i, s in enumerate(r["stages"])]
-        self.conn.execute(insert(stage_runs), [
-            {"run_id": r["id"], "stage": s, "position": i, "status": "completed" if s in r.get("done", {}) else "pending",
-             "output": r.get("done", {}).get(s), "finished_at": now if s in r.get("done", {}) else None}
-            for r, i, s in done])
+        rows = []
+        for r in runs:
+            done, status = r.get("done") or {}, r.get("status") or "pending"
+            rows.append({"id": r["id"], "pipeline": r["pipeline"], "dataset_id": r["dataset"],
+                         "data_item_id": r.get("data_item"), "status": status, "params": r.get("params") or {},
+                         "heartbeat_at": now if done else None, "started_at": None if status == "pending" else now,
+                         "finished_at": None if any(s not in done for s in r["stages"]) else now,
+                         **(r.get("claim") or {})})
+        _insert_all(self.conn, pipeline_runs, rows)
+        stages = [{"run_id": r["id"], "stage": s, "position": i, "fatal": s in set(r.get("fatal") or ()),
+                   "status": "completed" if s in (r.get("done") or {}) else "pending",
+                   "output": (r.get("done") or {}).get(s), "finished_at": now if s in (r.get("done") or {}) else None}
+                  for r in runs for i, s in enumerate(r["stages"])]
+        if stages:
+            self.conn.execute(insert(stage_runs), stages)
+
+    def flow_run(self, run_id: uuid.UUID, flow: str, lock: bool = False) -> dict | None:
+        """A run of one flow (improve runs are read here; `get` and `lock` answer producer runs)."""
+        query = select(pipeline_runs).where(pipeline_runs.c.id == run_id, pipeline_runs.c.pipeline == flow)
+        row = self.conn.execute(query.with_for_update() if lock else query).mappings().first()
+        return dict(row) if row else None
 
     def get(self, run_id: uuid.UUID) -> dict | None:
         row = self.conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id, _PRODUCER_RUN)
@@ -207,6 +225,7 @@ class RunRepository:
                 error=error,
                 reason=reason,
                 finished_at=_now(),
+                started_at=func.coalesce(stage_runs.c.started_at, _now()),  # a stage decided without starting
                 llm_calls=stage_runs.c.llm_calls + usage.get("calls", 0),
                 prompt_tokens=stage_runs.c.prompt_tokens + usage.get("prompt_tokens", 0),
                 completion_tokens=stage_runs.c.completion_tokens + usage.get("completion_tokens", 0),
@@ -254,6 +273,14 @@ class RunRepository:
                     attempts=pipeline_runs.c.attempts + 1)
         )
         return [s["stage"] for s in self.stages(run_id) if s["status"] == "pending"]
+
+    def reopen_from(self, run_id: uuid.UUID, stages: Sequence[str]) -> None:
+        """Reopen a run at these stages (a capture reprocess): they run again, in order."""
+        self.conn.execute(update(stage_runs).where(stage_runs.c.run_id == run_id, stage_runs.c.stage.in_(list(stages)))
+                          .values(status="pending", error=None, reason=None))
+        self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(
+            status="pending", error=None, finished_at=None, heartbeat_at=_now(),
+            attempts=pipeline_runs.c.attempts + 1))
 
     def heartbeat(self, run_id: uuid.UUID) -> None:
         self.conn.execute(update(pipeline_runs).where(pipeline_runs.c.id == run_id).values(heartbeat_at=_now()))

@@ -164,8 +164,8 @@ CAPTURE = Flow("capture", (ADMIT, NORMALIZE, LINK, ENRICH, REASON), partial=True
 def open_run(uow, run_id: uuid.UUID, dataset: uuid.UUID, object_id: uuid.UUID) -> list[str]:
     """Record a capture run of an admitted object with `admit` done; returns the stages still to run."""
     stages = CAPTURE.stages_for()
-    uow.runs.create(run_id, CAPTURE.name, stages, dataset, object_id)
-    uow.runs.finish_stage(run_id, ADMIT.name, "completed", output={"object_id": str(object_id)})
+    uow.runs.open(run_id, CAPTURE.name, stages, dataset=dataset, data_item=object_id,
+                  done={ADMIT.name: {"object_id": str(object_id)}})
     uow.capture.set_run(object_id, run_id)
     return stages[1:]
 

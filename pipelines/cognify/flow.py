@@ -197,7 +197,7 @@ COGNIFY = Flow("cognify", (ADD, CLASSIFY, CHUNK, EXTRACT, EMBED_AND_LOAD, CONTRA
 
 def run_row(run_id: uuid.UUID, dataset: uuid.UUID, item_id: uuid.UUID, *, options: dict, params: dict,
             duplicate: bool = False) -> dict:
-    """A new cognify run of an item, with `add` done, for uow.runs.create_many."""
+    """A new cognify run of an item, with `add` done, for uow.runs.create_many (the batch form of uow.runs.open)."""
     return {"id": run_id, "pipeline": COGNIFY.name, "stages": COGNIFY.stages_for(options), "dataset": dataset,
             "data_item": item_id, "params": {"options": options, **params},
             "done": {ADD.name: {"data_item_id": str(item_id), "duplicate": duplicate}}}

@@ -16,7 +16,8 @@ from engram.pipelines.improve.stages import (agent_context, agent_traces, distil
 
 
 def _improve(name: str, module: Any = None, *, failure: str = OPTIONAL, **policy) -> Stage:
-    functions = {f: getattr(module, f, None) for f in ("load", "compute", "persist", "gate")} if module else {}
+    names = ("load", "compute", "publish", "persist", "gate")
+    functions = {f: getattr(module, f, None) for f in names} if module else {}
     return Stage(name, "maintenance", "improve", failure=failure, uses_budget=True,
                  needs_sessions=policy.pop("needs_sessions", True), available=module is not None, **functions,
                  **policy)

@@ -7,8 +7,12 @@ import contextlib
 import uuid
 from types import SimpleNamespace
 
+from engram.pipelines.cognify.flow import COGNIFY
 from engram.pipelines.flow import run_inline
-from engram.pipelines.improve.flow import FEEDBACK_WEIGHTS
+from engram.pipelines.ids import preference_id
+from engram.pipelines.improve.flow import FEEDBACK_WEIGHTS, UPDATE_USER_PREFERENCES
+from engram.tasks.stage_context import Ports
+from fake_store import FakeUnitOfWork as FakeStore
 from engram.pipelines.improve.stages.feedback import ALPHA
 
 DATASET = uuid.uuid4()
@@ -79,3 +83,69 @@ def test_feedback_weights_moves_cited_sources_once_and_marks_the_verdicts_applie
     # Applied verdicts are not applied again: the gate finds nothing to do.
     assert run_inline(FEEDBACK_WEIGHTS, uow, _ctx()) == ("skipped", "no_new_feedback")
     assert uow.improve.tables["edges"][EDGE] == helped
+
+
+# ------------------------------------------------------------------ a stage that publishes documents
+
+
+class FakeWindows:
+    def __init__(self, entries: list[dict]):
+        self.entries = entries
+
+    def window(self, dataset_id, session_id, after_seq, upto_seq=None):
+        return [e for e in self.entries if after_seq < e["seq"] <= (upto_seq or e["seq"])]
+
+
+class FakeLearning:
+    def __init__(self):
+        self.preferences: dict[uuid.UUID, dict] = {}
+
+    def user_names(self, user_ids):
+        return {u: "alice" for u in user_ids}
+
+    def add_preferences(self, rows):
+        added = [r for r in rows if r["id"] not in self.preferences]
+        self.preferences.update({r["id"]: r for r in added})
+        return added
+
+
+class RecordingPorts(Ports):
+    """The real ports (add_document admits through the intake rule); cognify only recorded."""
+
+    def __init__(self):
+        super().__init__(SimpleNamespace(max_content_bytes=10_000), DATASET)
+        self.cognified = []
+
+    def write(self):
+        raise AssertionError("a stage's compute writes nothing: publish and persist do")
+
+    def cognify(self, run_id, stages):
+        self.cognified.append((run_id, stages))
+
+
+def test_preferences_are_computed_then_published_once_each_and_cognified_by_the_runner():
+    user = uuid.uuid4()
+    entries = [{"id": uuid.uuid4(), "seq": 1, "user_id": user, "question": "I prefer tea. What is new?"},
+               {"id": uuid.uuid4(), "seq": 2, "user_id": user, "question": "I prefer tea."}]
+    uow = FakeStore()
+    uow.sessions, uow.learning = FakeWindows(entries), FakeLearning()
+    ctx = SimpleNamespace(dataset_id=DATASET, session_ids=["s1"], run_id=uuid.uuid4(), ports=RecordingPorts(),
+                          settings=SimpleNamespace(max_content_bytes=10_000),
+                          snapshot={"sessions": {"s1": {"from": 0, "upto": 2}}})
+
+    assert UPDATE_USER_PREFERENCES.compute(UPDATE_USER_PREFERENCES.load(uow, ctx), ctx) == [
+        {"id": preference_id(DATASET, user, "I prefer tea."), "dataset_id": DATASET, "user_id": user,
+         "session_id": "s1", "statement": "I prefer tea.", "entry_id": entries[0]["id"]}]
+    assert uow.learning.preferences == {} and uow.runs.rows == []  # computing wrote nothing
+
+    counts = run_inline(UPDATE_USER_PREFERENCES, uow, ctx)
+
+    assert counts == {"statements": 1, "new": 1, "documents": 1}
+    ((run_id, stages),) = ctx.ports.cognified
+    assert run_id == uow.runs.rows[0]["id"] and stages == COGNIFY.stages_for({})[1:]
+    (item,) = uow.graph.items.values()
+    assert item["content"] == "# User preference (alice)\n\nalice said: I prefer tea.\n"
+    assert item["node_sets"] == ["user_preferences", "user_preferences:alice"]
+    # Run again over the same window: the statement is known, nothing is published twice.
+    assert run_inline(UPDATE_USER_PREFERENCES, uow, ctx) == {"statements": 1, "new": 0, "documents": 0}
+    assert len(ctx.ports.cognified) == 1 and len(uow.runs.rows) == 1

@@ -3,7 +3,6 @@ x redelivered x the same content twice in one call, as the module's decision tab
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import uuid
 from types import SimpleNamespace
@@ -15,77 +14,13 @@ from engram.pipelines.cognify.flow import COGNIFY
 from engram.pipelines.cognify.ingest import PreparedItem
 from engram.pipelines.improve.stages import qa
 from engram.pipelines.intake import Intake, admit, writable_dataset
+from fake_store import FakeUnitOfWork
 
 DATASET = uuid.uuid4()
 STAGES = COGNIFY.stages_for({})  # add, classify, chunk, extract_graph_and_summarize, embed_and_load
 ITEM = PreparedItem(name="note.md", mime="text/markdown", source=None, doc_type="text", digest="d" * 64,
                     text="Alice works at Harbor Dynamics.")
 ITEM_ID = ids.data_item_id(DATASET, ITEM.digest)
-
-
-class FakeGraph:
-    def __init__(self):
-        self.items: dict[uuid.UUID, dict] = {}
-
-    def add_items(self, dataset, items, *, node_sets=(), importance=0.5):
-        out = []
-        for it in items:
-            item_id = ids.data_item_id(dataset, it["digest"])
-            created = item_id not in self.items
-            self.items.setdefault(item_id, dict(it, node_sets=list(node_sets), importance=importance))
-            out.append((item_id, created))
-        return out
-
-
-class FakeRuns:
-    def __init__(self):
-        self.rows: list[dict] = []  # creation order
-
-    def latest_for_item(self, item_id):
-        mine = [r for r in self.rows if r["data_item_id"] == item_id]
-        return dict(mine[-1]) if mine else None
-
-    def _row(self, run_id):
-        return next(r for r in self.rows if r["id"] == run_id)
-
-    def stages(self, run_id):
-        return [dict(s) for s in self._row(run_id)["stages"]]
-
-    def reopen(self, run_id):
-        row = self._row(run_id)
-        for s in row["stages"]:
-            if s["status"] in ("failed", "running"):
-                s["status"] = "pending"
-        row["status"] = "pending"
-        return [s["stage"] for s in row["stages"] if s["status"] == "pending"]
-
-    def create_many(self, runs):
-        for r in runs:
-            self.rows.append({"id": r["id"], "data_item_id": r["data_item"], "status": "pending", "params": r["params"],
-                              "done": r["done"], "stages": [{"stage": s, "status": "completed" if s in r["done"]
-                                                             else "pending"} for s in r["stages"]]})
-
-
-class FakeAccess:
-    def __init__(self, own: set[str] = frozenset()):
-        self.own = set(own)
-
-    def find_own(self, name, user):
-        return ids.dataset_id(ids.user_id(user), name) if name in self.own else None
-
-    def create_dataset(self, owner, name):
-        self.own.add(name)
-        return ids.dataset_id(ids.user_id(owner), name)
-
-    def authorise(self, name, user, permission):
-        if name not in self.own:
-            raise LookupError(f"dataset {name!r} does not exist for user {user!r}")
-        return ids.dataset_id(ids.user_id(user), name)
-
-
-class FakeUnitOfWork:
-    def __init__(self, own: set[str] = frozenset()):
-        self.graph, self.runs, self.access = FakeGraph(), FakeRuns(), FakeAccess(own)
 
 
 # What each earlier state leaves: the item stored (or not: forget deletes it) and its latest run.
@@ -226,10 +161,6 @@ class FakePorts:
     def __init__(self, uow: FakeUnitOfWork):
         self.uow, self.cognified = uow, []
 
-    @contextlib.contextmanager
-    def write(self):
-        yield self.uow
-
     def cognify(self, run_id, stages):
         self.cognified.append((run_id, stages))
 
@@ -237,6 +168,15 @@ class FakePorts:
 def _qa_ctx(uow: FakeUnitOfWork):
     return SimpleNamespace(dataset_id=DATASET, run_id=uuid.uuid4(), settings=SimpleNamespace(max_content_bytes=1000),
                            ports=FakePorts(uow))
+
+
+def _qa(windows, ctx, uow) -> dict:
+    """The stage as the runner runs it: compute (writes nothing), publish, cognify what it started."""
+    result = qa.compute(windows, ctx)
+    published = qa.publish(uow, ctx, windows, result)
+    for run_id, stages in published.runs:
+        ctx.ports.cognify(run_id, stages)
+    return published.result
 
 
 def _turn(seq: int, question: str, answer: str = "Teal.") -> dict:
@@ -248,7 +188,12 @@ def test_session_qa_cognifies_each_new_document_once_and_resumes_one_an_earlier_
     ctx = _qa_ctx(uow)
     windows = {"s1": [_turn(1, "Logo colour?"), _turn(2, "Logo colour?"), _turn(3, "x" * 2000)]}
 
-    counts = qa.compute(windows, ctx)
+    result = qa.compute(windows, ctx)
+    assert uow.runs.rows == [] and uow.graph.items == {}  # computing wrote nothing
+    published = qa.publish(uow, ctx, windows, result)
+    for run_id, stages in published.runs:
+        ctx.ports.cognify(run_id, stages)
+    counts = published.result
 
     # The same turn twice is one document, cognified once; a turn over the size limit is none.
     assert counts == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
@@ -256,9 +201,9 @@ def test_session_qa_cognifies_each_new_document_once_and_resumes_one_an_earlier_
     assert stages == STAGES[1:] and uow.runs.rows[0]["params"]["improve_run"] == str(ctx.run_id)
     # The attempt died before its inline cognify started: the next attempt runs the same run.
     again = _qa_ctx(uow)
-    assert qa.compute(windows, again) == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
+    assert _qa(windows, again, uow) == {"entries": 3, "documents": 1, "duplicates": 1, "rejected": 1}
     assert again.ports.cognified == [(run_id, STAGES[1:])] and len(uow.runs.rows) == 1
     uow.runs.rows[0]["status"] = "completed"
     done = _qa_ctx(uow)
-    assert qa.compute(windows, done) == {"entries": 3, "documents": 0, "duplicates": 2, "rejected": 1}
+    assert _qa(windows, done, uow) == {"entries": 3, "documents": 0, "duplicates": 2, "rejected": 1}
     assert done.ports.cognified == []

@@ -21,6 +21,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from engram.pipelines.flow import Published
 from engram.pipelines.ids import lesson_id, statement_key, trace_entry_id
 from engram.pipelines.improve import distill as d
 from engram.pipelines.improve.stages import preferences
@@ -145,8 +146,7 @@ def gate(uow, ctx):
 
 
 def compute(windows: dict[str, dict], ctx) -> dict:
-    """Decide, embed the new lessons, record decisions and lessons (fenced), then cognify the
-    lessons' documents here, in order; persist moves the watermarks."""
+    """Decide what each session's traces teach and embed the lessons (a read of the lessons known)."""
     candidates = [lesson_id(ctx.dataset_id, s) for w in windows.values() for t in w["traces"]
                   for s in _possible_statements(t)]
     with ctx.ports.read() as uow:
@@ -157,24 +157,27 @@ def compute(windows: dict[str, dict], ctx) -> dict:
     plans = {sid: d.publications(ctx.dataset_id, sid, xs) for sid, xs in by_session.items()}
     fresh = {p.lesson_id: p for ps in plans.values() for p in ps}
     vectors = dict(zip(fresh, ctx.ports.embedder().embed([p.statement for p in fresh.values()]))) if fresh else {}
+    return {"by_session": by_session, "plans": plans, "vectors": vectors}
+
+
+def publish(uow, ctx, windows: dict[str, dict], result: dict) -> Published:
+    """Record the decisions and the lessons with their documents; the engine cognifies them here,
+    in order, then persist moves the watermarks."""
     counts, to_cognify, done = {}, [], set()
-    with ctx.ports.write() as uow:
-        for sid, decisions in by_session.items():
-            published = 0
-            for p in plans[sid]:
-                if p.lesson_id in done:
-                    continue
-                started = add_lesson_document(uow, ctx, p, vectors[p.lesson_id])
-                done.add(p.lesson_id)
-                if started is not None:
-                    published += 1
-                    if started[1]:
-                        to_cognify.append(started)
-            uow.learning.record_decisions([decision_row(ctx, sid, x) for x in decisions])
-            counts[sid] = summary(len(windows[sid]["traces"]), decisions, published)
-    for run_id, stages in to_cognify:
-        ctx.ports.cognify(run_id, stages)
-    return counts
+    for sid, decisions in result["by_session"].items():
+        published = 0
+        for p in result["plans"][sid]:
+            if p.lesson_id in done:
+                continue
+            started = add_lesson_document(uow, ctx, p, result["vectors"][p.lesson_id])
+            done.add(p.lesson_id)
+            if started is not None:
+                published += 1
+                if started[1]:
+                    to_cognify.append(started)
+        uow.learning.record_decisions([decision_row(ctx, sid, x) for x in decisions])
+        counts[sid] = summary(len(windows[sid]["traces"]), decisions, published)
+    return Published(tuple(to_cognify), counts)
 
 
 def persist(uow, ctx, windows: dict[str, dict], counts: dict) -> dict:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from engram.models.payloads import RememberItem
+from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.facts import fact_text
+from engram.pipelines.flow import Published
 
 NODE_SET = "global_context"
 TOP_ENTITIES = 12
@@ -54,18 +57,21 @@ def gate(uow, ctx):
     return None
 
 
-def compute(_inputs, ctx) -> dict:
-    """Replace the overview document (node set global_context) and cognify the new one here."""
-    from engram.models.payloads import RememberItem
-    from engram.pipelines.cognify.ingest import prepare
+def load(uow, ctx) -> dict:
+    """The overview as the graph reads now, and the stored overview documents it replaces."""
+    text = _render(uow, ctx)
+    return {"text": text, "name": item_name(uow.access.dataset_name(ctx.dataset_id)),
+            "old": [r["id"] for r in uow.learning.overview_documents(ctx.dataset_id) if r["content"] != text]}
 
-    with ctx.ports.write() as uow:
-        text = _render(uow, ctx)
-        name = item_name(uow.access.dataset_name(ctx.dataset_id))
-        old = [r["id"] for r in uow.learning.overview_documents(ctx.dataset_id) if r["content"] != text]
-        removed = uow.graph.forget_items(old) if old else {"items": 0}
-        item = prepare(RememberItem(text=text, name=name), ctx.settings.max_content_bytes, 0)
-        started = ctx.ports.add_document(uow, item, source=ctx.stage.name, node_sets=[NODE_SET])
-    if started[2]:
-        ctx.ports.cognify(started[1], started[2])
-    return {"replaced": removed["items"], "characters": len(text)}
+
+def compute(inputs: dict, ctx) -> dict:
+    """The overview's document (node set global_context)."""
+    return {"item": prepare(RememberItem(text=inputs["text"], name=inputs["name"]), ctx.settings.max_content_bytes, 0)}
+
+
+def publish(uow, ctx, inputs: dict, result: dict) -> Published:
+    """Replace the overview document; the engine cognifies the new one here."""
+    removed = uow.graph.forget_items(inputs["old"]) if inputs["old"] else {"items": 0}
+    _, run_id, stages = ctx.ports.add_document(uow, result["item"], source=ctx.stage.name, node_sets=[NODE_SET])
+    return Published(((run_id, stages),) if stages else (), {"replaced": removed["items"],
+                                                             "characters": len(inputs["text"])})

@@ -12,6 +12,9 @@ import re
 import uuid
 from collections.abc import Iterable, Mapping
 
+from engram.models.payloads import RememberItem
+from engram.pipelines.cognify.ingest import prepare
+from engram.pipelines.flow import Published
 from engram.pipelines.ids import preference_id, preference_key
 
 NODE_SET = "user_preferences"
@@ -75,24 +78,22 @@ def gate(uow, ctx):
     return None if load(uow, ctx) else ("skipped", "no_new_entries")
 
 
-def compute(windows: dict[str, list[dict]], ctx) -> dict:
-    """Store new preference statements, each published once as a document, cognified here."""
-    from engram.models.payloads import RememberItem
-    from engram.pipelines.cognify.ingest import prepare
+def compute(windows: dict[str, list[dict]], ctx) -> list[dict]:
+    """The preference statements of the run's windows (rows to store, once each)."""
+    return [row for sid, entries in windows.items() for row in extract(ctx.dataset_id, sid, entries)]
 
-    found = [row for sid, entries in windows.items() for row in extract(ctx.dataset_id, sid, entries)]
+
+def publish(uow, ctx, windows: dict[str, list[dict]], found: list[dict]) -> Published:
+    """Store the new statements, each published once as a document; the engine cognifies them here."""
+    names = uow.learning.user_names({r["user_id"] for r in found})
+    added = uow.learning.add_preferences(found)
     to_cognify = []
-    with ctx.ports.write() as uow:
-        names = uow.learning.user_names({r["user_id"] for r in found})
-        added = uow.learning.add_preferences(found)
-        for row in added:
-            name = names.get(row["user_id"], str(row["user_id"]))
-            item = prepare(RememberItem(text=render(name, row["statement"]), name=f"preference-{row['id']}.md"),
-                           ctx.settings.max_content_bytes, 0)
-            started = ctx.ports.add_document(uow, item, source=f"session:{row['session_id']}#{row['entry_id']}",
-                                             node_sets=node_sets(name))
-            if started[2]:
-                to_cognify.append(started[1:])
-    for run_id, stages in to_cognify:
-        ctx.ports.cognify(run_id, stages)
-    return {"statements": len(found), "new": len(added), "documents": len(to_cognify)}
+    for row in added:
+        name = names.get(row["user_id"], str(row["user_id"]))
+        item = prepare(RememberItem(text=render(name, row["statement"]), name=f"preference-{row['id']}.md"),
+                       ctx.settings.max_content_bytes, 0)
+        started = ctx.ports.add_document(uow, item, source=f"session:{row['session_id']}#{row['entry_id']}",
+                                         node_sets=node_sets(name))
+        if started[2]:
+            to_cognify.append(started[1:])
+    return Published(tuple(to_cognify), {"statements": len(found), "new": len(added), "documents": len(to_cognify)})

@@ -9,6 +9,7 @@ from dataclasses import replace
 from engram.models.payloads import RememberItem
 from engram.pipelines.cognify.ingest import PreparedItem, prepare
 from engram.pipelines.errors import BadInput
+from engram.pipelines.flow import Published
 from engram.pipelines.intake import Intake, admit
 
 NODE_SET = "user_sessions"
@@ -49,19 +50,20 @@ def gate(uow, ctx):
 
 
 def compute(windows: dict[str, list[dict]], ctx) -> dict:
-    """Admit every entry's document at once (fenced), then cognify what that started, here, in order."""
-    counts = {"entries": sum(len(e) for e in windows.values()), "documents": 0, "duplicates": 0, "rejected": 0}
+    """Every entry's document (None: an unusable turn, counted and left in session memory)."""
     items = [document(ctx, sid, e) for sid, entries in windows.items() for e in entries]
-    counts["rejected"] = items.count(None)
-    with ctx.ports.write() as uow:
-        # This stage runs its entries' runs inline: a pending one was left by an earlier attempt.
-        admission = admit(uow, Intake(ctx.dataset_id, [i for i in items if i is not None], redelivered=True,
-                                      node_sets=[NODE_SET], params={"improve_run": str(ctx.run_id)}))
-    counts["duplicates"] = len(admission.items) - len(admission.to_start)
-    for run_id, stages in admission.to_start:
-        ctx.ports.cognify(run_id, stages)
-        counts["documents"] += 1
-    return counts
+    return {"items": [i for i in items if i is not None],
+            "counts": {"entries": len(items), "documents": 0, "duplicates": 0, "rejected": items.count(None)}}
+
+
+def publish(uow, ctx, windows: dict[str, list[dict]], result: dict) -> Published:
+    """Admit every entry's document at once; the engine cognifies what that started, here, in order."""
+    # This stage runs its entries' runs inline: a pending one was left by an earlier attempt.
+    admission = admit(uow, Intake(ctx.dataset_id, result["items"], redelivered=True, node_sets=[NODE_SET],
+                                  params={"improve_run": str(ctx.run_id)}))
+    counts = dict(result["counts"], documents=len(admission.to_start),
+                  duplicates=len(admission.items) - len(admission.to_start))
+    return Published(tuple(admission.to_start), counts)
 
 
 def persist(uow, ctx, windows: dict[str, list[dict]], counts: dict) -> dict:
