@@ -294,3 +294,15 @@ def test_the_pruned_bm25_list_ranks_and_scores_as_bm25s_does(store, corpus):
                 assert [float(r["rank"]) for r in got] == pytest.approx([-s for s, _ in want[:k]], rel=1e-6)
                 pruned += uow.search.bm25_read["probes"] > 0
         assert pruned  # the common terms were read for candidates only, at least once
+
+
+def test_entity_lookup_patterns_take_percent_and_underscore_in_a_name_literally(store):
+    from engram.pipelines.recall.names import lookup
+
+    _, patterns = lookup(["100%_pure"])
+    with store.unit_of_work() as uow:
+        found = uow.conn.execute(text("SELECT n FROM unnest(CAST(:names AS text[])) n WHERE n LIKE ANY(CAST(:p AS text[]))"
+                                      " ORDER BY n"),
+                                 {"names": ["100%_pure_co", "100x_pure_co", "100%xpure_co", "the_100%_pure"],
+                                  "p": patterns}).scalars().all()
+    assert found == ["100%_pure_co", "the_100%_pure"]
