@@ -8,7 +8,8 @@ Engram's own tokenizer reads its text (pipelines/recall/lexical.terms: the same 
 check is of the scoring and the list, not of two stop lists), read from the chunks' text, not
 from the postings. Each question's terms are pipelines/recall/lexical.query_terms, a term
 repeated as often as the question says it. Engram's list: SearchRepository.chunks_bm25 (the
-pruned read, adapters/store/search_bm25.py) at top 10 and top 30 (the default route's depth).
+pruned read, adapters/store/search_bm25.py, from FULL_READ postings on; --prune-always: every
+list) at top 10 and top 30 (the default route's depth).
 Prints, per depth, the mean overlap of the two top-k sets, the share of questions whose lists
 are identical, and the largest score difference; and the postings each list read against all
 postings of the question's terms. Exit 1 below the line (overlap .99 at top 10).
@@ -35,6 +36,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--user", default="bench")
     parser.add_argument("--questions", type=int, default=441)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--prune-always", action="store_true",
+                        help="prune every list (search_bm25.FULL_READ 0), not only those over FULL_READ postings")
     args = parser.parse_args(argv)
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench-latency").expanduser()))
 
@@ -47,6 +50,10 @@ def main(argv: list[str] | None = None) -> dict:
     from recall_latency import questions
 
     prepare_services()
+    if args.prune_always:
+        from engram.adapters.store import search_bm25
+
+        search_bm25.FULL_READ = 0
     with Store().unit_of_work() as uow:
         dataset = uow.access.find_dataset(args.dataset, args.user)
         if dataset is None:

@@ -267,11 +267,17 @@ def test_exact_scores_of_chunks_equal_the_lexical_lanes_and_keep_its_node_set_fi
             uow.search.node_sets = []
 
 
-def test_the_pruned_bm25_list_ranks_and_scores_as_bm25s_does(store, corpus):
-    """chunks_bm25 reads a common term's postings only for chunks the rarer terms found; its top
-    k must still be bm25s's (Lucene, k1 1.5, b 0.75, over the same terms), at every k (this corpus
-    has no two chunks within bm25s's float32 precision of each other)."""
+@pytest.mark.parametrize("full_read", [0, 10**9])
+def test_the_pruned_bm25_list_ranks_and_scores_as_bm25s_does(store, corpus, monkeypatch, full_read):
+    """chunks_bm25 reads a common term's postings only for chunks the rarer terms found (pruned
+    from FULL_READ postings on: here always, then never); its top k must still be bm25s's (Lucene,
+    k1 1.5, b 0.75, over the same terms), at every k (this corpus has no two chunks within bm25s's
+    float32 precision of each other)."""
     import bm25s
+
+    from engram.adapters.store import search_bm25
+
+    monkeypatch.setattr(search_bm25, "FULL_READ", full_read)
 
     from engram.pipelines.recall.lexical import query_terms, terms
 
@@ -293,7 +299,7 @@ def test_the_pruned_bm25_list_ranks_and_scores_as_bm25s_does(store, corpus):
                 # bm25s scores in float32: equal to its precision.
                 assert [float(r["rank"]) for r in got] == pytest.approx([-s for s, _ in want[:k]], rel=1e-6)
                 pruned += uow.search.bm25_read["probes"] > 0
-        assert pruned  # the common terms were read for candidates only, at least once
+        assert bool(pruned) == (full_read == 0)  # common terms read for candidates only, at least once
 
 
 def test_entity_lookup_patterns_take_percent_and_underscore_in_a_name_literally(store):
