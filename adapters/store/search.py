@@ -12,7 +12,6 @@ from sqlalchemy import Connection, text
 
 from engram.adapters.store.capture import CaptureReads
 from engram.adapters.store.search_bm25 import LexicalReads
-from engram.adapters.store.search_bm25 import _okapi  # noqa: F401 - the one BM25 formula, read from here before
 from engram.adapters.store.search_graph import GraphReads
 from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _vector, _window_sql
 from engram.adapters.store.search_sql import facts_only  # noqa: F401 - adapters/store/learning.py imports it here
