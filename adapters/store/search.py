@@ -1,7 +1,7 @@
 """Reads for recall: vector, lexical, temporal and graph-neighbourhood queries, always
 dataset-scoped. The caller authorises the datasets first; every query filters on them.
-The vector and lexical reads are here; the temporal and graph ones in search_graph.py, the
-shared SQL fragments in search_sql.py."""
+The vector reads are here; the lexical (BM25) ones in search_bm25.py, the temporal and graph
+ones in search_graph.py, the shared SQL fragments in search_sql.py."""
 
 from __future__ import annotations
 
@@ -11,20 +11,14 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, text
 
 from engram.adapters.store.capture import CaptureReads
+from engram.adapters.store.search_bm25 import LexicalReads
 from engram.adapters.store.search_graph import GraphReads
 from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _vector, _window_sql
 from engram.adapters.store.search_sql import facts_only  # noqa: F401 - adapters/store/learning.py imports it here
 from engram.models.search import EdgeWindow
 
 
-def _okapi(qtf: str, df: str, n: str, avgdl: str) -> str:
-    """One posting's Okapi BM25 term (Lucene idf; p.tf, p.dl, :k1, :b), given where the query
-    term frequency, df, N and avgdl come from: the one formula every BM25 read uses."""
-    return (f"{qtf} * ln(1 + ({n} - {df} + 0.5) / ({df} + 0.5))"
-            f" * p.tf / (p.tf + :k1 * (1 - :b + :b * p.dl / {avgdl}))")
-
-
-class SearchRepository(CaptureReads, GraphReads):
+class SearchRepository(CaptureReads, GraphReads, LexicalReads):
     def __init__(self, conn: Connection, exact: bool = False):
         self.conn = conn
         # True: bypass the vector indexes (benchmarks measure HNSW against this exact scan).
@@ -104,51 +98,22 @@ class SearchRepository(CaptureReads, GraphReads):
         ).mappings()
         return {r["id"]: dict(r) for r in rows}
 
-    def _bm25_scored(self, chunk_filter: str = "") -> str:
-        """The CTEs through `scored` (chunk_id, score): Okapi BM25 (Lucene idf) of the query's
-        terms over the datasets' postings (within the node sets, if any), N and avgdl from the
-        same snapshot; `chunk_filter` narrows which chunks are scored, never the statistics."""
-        return (
-            "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[])) AS q(term, qtf)),"
-            " stats AS MATERIALIZED (SELECT count(*)::float8 AS n,"
-            "  GREATEST(COALESCE(avg(lex_length), 1), 1)::float8 AS avgdl"
-            "  FROM chunks WHERE dataset_id = ANY(:ds) AND lex_length IS NOT NULL),"
-            " p AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, p.dl, q.qtf FROM chunk_terms p"
-            "  JOIN q ON q.term = p.term WHERE p.dataset_id = ANY(:ds)"
-            + (f" AND p.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
-               f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + "),"
-            " df AS (SELECT term, count(*)::float8 AS df FROM p GROUP BY term),"
-            f" scored AS (SELECT p.chunk_id, sum({_okapi('p.qtf', 'df.df', 'stats.n', 'stats.avgdl')}) AS score"
-            f"  FROM p JOIN df ON df.term = p.term CROSS JOIN stats{chunk_filter} GROUP BY p.chunk_id"
-        )
-
     def chunk_scores(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID], vector: Sequence[float],
                      terms: dict[str, int], k1: float = 1.5, b: float = 0.75,
                      stats: tuple[float, float, dict[str, float]] | None = None) -> dict[uuid.UUID, tuple[float, float]]:
         """Exact (cosine distance, Okapi BM25 score) of given chunks: the scores a ranked list
         left out, for fusing two lists by their scores. Both exactly as chunks_by_vector and
         chunks_bm25 score. `stats`: the collection's (N, avgdl, df by term) that chunks_bm25
-        returned in this recall's transaction; given, only these chunks' postings are read
-        (else every posting of the terms, once more, for their df)."""
+        returned in this recall's transaction (else read again: bm25_statistics); only these
+        chunks' postings are read."""
         if not chunk_ids:
             return {}
-        params = {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "ids": list(chunk_ids),
-                  "v": _vector(vector), "k1": float(k1), "b": float(b), "node_sets": self.node_sets}
-        if stats is not None:
-            n, avgdl, dfs = stats
-            params.update(n=float(n), avgdl=float(avgdl), df=[float(dfs.get(t, 0)) for t in terms])
-            scored = (
-                "WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]), CAST(:qtf AS int[]),"
-                "  CAST(:df AS float8[])) AS q(term, qtf, df) WHERE df > 0),"
-                f" scored AS (SELECT p.chunk_id, sum({_okapi('q.qtf', 'q.df', ':n', ':avgdl')}) AS score"
-                "  FROM chunk_terms p JOIN q ON q.term = p.term"
-                "  WHERE p.dataset_id = ANY(:ds) AND p.chunk_id = ANY(:ids) GROUP BY p.chunk_id),"
-            )
-        else:
-            scored = self._bm25_scored(" WHERE p.chunk_id = ANY(:ids)") + "),"
+        scored, params = self.bm25_scores(datasets, chunk_ids, terms,
+                                          stats or self.bm25_statistics(datasets, list(terms)), k1, b)
+        params["v"] = _vector(vector)
         rows = self.conn.execute(
             text(
-                scored +
+                "WITH " + scored + ","
                 " cand AS (SELECT unnest(CAST(:ids AS uuid[])) AS id)," + self._WINDOWED +
                 " SELECT c.id, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance,"
                 " COALESCE(s.score, 0) AS score FROM chunks c LEFT JOIN scored s ON s.chunk_id = c.id"
@@ -216,33 +181,3 @@ class SearchRepository(CaptureReads, GraphReads):
             {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
         ).mappings()
         return [dict(r) for r in rows]
-
-    # ------------------------------------------------------------ lexical
-
-    def chunks_bm25(self, datasets: Sequence[uuid.UUID], terms: dict[str, int], limit: int,
-                    k1: float = 1.5, b: float = 0.75) -> list[dict]:
-        """Okapi BM25 (Lucene idf) over the postings of the datasets, query terms OR-ed.
-
-        N, avgdl and every df are read from the same snapshot as the postings, so the load's
-        one transaction keeps them consistent; several datasets are scored as one collection.
-        Each row carries `bm25_stats`, that collection's (N, avgdl, df by term), for chunk_scores.
-        """
-        if not terms:
-            return []
-        rows = self.conn.execute(
-            text(
-                self._bm25_scored() + " ORDER BY score DESC, p.chunk_id LIMIT :k)"
-                f" SELECT {_CHUNK_COLUMNS}, s.score AS rank, (SELECT n FROM stats) AS bm25_n,"
-                " (SELECT avgdl FROM stats) AS bm25_avgdl, (SELECT json_object_agg(term, df) FROM df) AS bm25_df"
-                " FROM scored s JOIN chunks c ON c.id = s.chunk_id"
-                " JOIN documents d ON d.id = c.document_id ORDER BY s.score DESC, c.id"
-            ),
-            {"terms": list(terms), "qtf": list(terms.values()), "ds": list(datasets), "k": limit,
-             "k1": float(k1), "b": float(b), "node_sets": self.node_sets},
-        ).mappings()
-        out = []
-        for r in rows:
-            row = dict(r)
-            row["bm25_stats"] = (row.pop("bm25_n"), row.pop("bm25_avgdl"), row.pop("bm25_df") or {})
-            out.append(row)
-        return out

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, text
 from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _YEAR_RE, _vector, _window_sql
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEARS
+from engram.pipelines.recall.names import like_words
 
 
 class GraphReads:
@@ -199,10 +200,10 @@ class GraphReads:
         max_degree chunks are left out."""
         # A pattern names its first word ("jaws\\_%", "neil\\_%\\_armstrong") or its last ("%\\_mozart"):
         # each side is looked up by its word index first (migration 0013), then LIKE decides.
-        plain = [p.replace("\\_", "_") for p in patterns]
         # A first word that is itself a pattern ("phi%\\_jackson": Phil ~ Philip) goes by the last word.
-        firsts = sorted({p.split("_", 1)[0] for p in plain if "%" not in p.split("_", 1)[0]})
-        lasts = sorted({p.rsplit("_", 1)[-1] for p in plain if "%" in p.split("_", 1)[0]})
+        words = [like_words(p) for p in patterns]
+        firsts = sorted({w[0] for w in words if w[0] is not None})
+        lasts = sorted({w[-1] for w in words if w[0] is None and w[-1] is not None})
         rows = self.conn.execute(
             text(
                 "WITH ents AS (SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"

@@ -115,7 +115,9 @@ chunks = Table(
 )
 
 # BM25 postings, written in the load transaction (adapters/store/graph.py). The key's index
-# carries tf and dl (migration 0018): BM25 reads a term's postings from the index alone.
+# carries tf and dl (migration 0018): BM25 reads a term's postings from the index alone. Their
+# per-dataset statistics (chunk_lex_stats, chunk_term_df) belong to migration 0020's triggers and
+# are not declared here: nothing but those triggers writes them, and an export leaves them out.
 chunk_terms = Table(
     "chunk_terms",
     metadata,

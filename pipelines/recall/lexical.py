@@ -41,5 +41,7 @@ def postings(text: str) -> tuple[dict[str, int], int]:
 
 
 def query_terms(question: str) -> dict[str, int]:
-    """Distinct terms of a question with their counts (OR-ed: any term may match)."""
-    return dict(Counter(terms(question)))
+    """Distinct terms of a question with their counts (OR-ed: any term may match). A word whose
+    stem is a stop word ("its" -> "it", "being" -> "be") is dropped too: the stem's postings are
+    as common as the stop word's (stored chunks keep such stems: their lengths stay as loaded)."""
+    return dict(Counter(t for t in terms(question) if t not in STOPWORDS))

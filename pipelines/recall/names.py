@@ -154,25 +154,53 @@ def same_entity(a: str, b: str) -> bool:
     return bool(Matcher([a])(b))
 
 
+def like_literal(text: str) -> str:
+    """`text` matched literally by LIKE (default escape \\): a name's %, _ and \\ are no wildcards."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def like_words(pattern: str) -> list[str | None]:
+    """The words of a lookup() pattern (split at its literal underscores), each unescaped, or
+    None where the word holds a wildcard."""
+    words: list[str | None] = []
+    word, wild, chars = "", False, iter(pattern)
+    for c in chars:
+        if c == "\\":
+            c = next(chars, "")
+            if c == "_":
+                words.append(None if wild else word)
+                word, wild = "", False
+                continue
+            word += c
+        elif c in "%_":
+            wild = True
+        else:
+            word += c
+    words.append(None if wild else word)
+    return words
+
+
 def lookup(names: Iterable[str], extra_patterns: Iterable[str] = (),
            surnames: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(exact keys, LIKE patterns) that find entities with these names or their aliases (both
-    directions), and full names ending in one of `surnames`."""
+    directions), and full names ending in one of `surnames`. Names are matched literally in the
+    patterns (like_literal: "100%_pure" finds "100%_pure_co", not "100x_pure_co")."""
     names = [n for n in names if n]
     keys = set()
     for name in names:
         keys |= _lookup_keys(name)
     grown = [n for n in list(names) + list(extra_patterns) if "_" in n]
-    patterns = {f"%\\_{n}" for n in grown} | {f"{n}\\_%" for n in grown}
-    patterns |= {f"%\\_{n}" for n in surnames}
+    lit = like_literal
+    patterns = {f"%\\_{lit(n)}" for n in grown} | {f"{lit(n)}\\_%" for n in grown}
+    patterns |= {f"%\\_{lit(n)}" for n in surnames}
     # "Neil Armstrong" finds "Neil Alden Armstrong" (same_entity: a full name is its first and last word).
     for n in grown:
         words = n.split("_")
         if len(words) == 2 or (_first_last(words) is not None and _initialled(words)):
-            patterns.add(f"{words[0]}\\_%\\_{words[-1]}")
+            patterns.add(f"{lit(words[0])}\\_%\\_{lit(words[-1])}")
         if len(words) == 3 and words[-1] in _EPONYM_ENDINGS and not JOINERS.intersection(words):
-            patterns.add(f"{words[0]}\\_%\\_{words[1]}")  # "porter_wagoner_show" finds "porter_wayne_wagoner"
+            patterns.add(f"{lit(words[0])}\\_%\\_{lit(words[1])}")  # "porter_wagoner_show" finds "porter_wayne_wagoner"
         if (given := _given(words)) is not None:  # "Phil Jackson" finds "Philip Douglas Jackson"
-            patterns.add(f"{given[:3]}%\\_{words[-1]}")
+            patterns.add(f"{lit(given[:3])}%\\_{lit(words[-1])}")
             keys.update(f"{short}_{words[-1]}" for short, full in _SHORT_FORMS.items() if full == given)
     return sorted(keys), sorted(patterns)

@@ -17,6 +17,7 @@ from sqlalchemy import create_engine, pool, text
 from engram.adapters.store import Store, migrate
 from engram.cli.demo import DEMO_CORPUS
 from engram.pipelines import export, ids
+from tests.integration.test_recall_multihop import assert_bm25_statistics_are_fresh
 from tests.integration.test_spine import _scratch_database
 
 QUESTIONS = [("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION"),
@@ -182,6 +183,7 @@ def test_public_tasks_move_the_demo_in_parts_and_recall_answers_the_same(worker,
     assert _counts(target, source_id) == {**head["counts"], "users": head["counts"]["users"] + 1}
     # Counted independently of the export's own queries: every table with a dataset_id column.
     assert _raw_counts(target, source_id) == _raw_counts(store, source_id, exported_only=True)
+    assert_bm25_statistics_are_fresh(target, source_id)  # kept by the import's own writes
     again = _pages(other.client, "moved", "importer", limit=5000)
     assert _records(r for p in again for r in p["records"]) == _records(r for p in pages for r in p["records"])
     # The importing user owns it; the reader it was shared with still reads it.

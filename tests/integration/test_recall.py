@@ -265,3 +265,50 @@ def test_exact_scores_of_chunks_equal_the_lexical_lanes_and_keep_its_node_set_fi
             assert {score for _, score in outside.values()} == {0.0}
         finally:
             uow.search.node_sets = []
+
+
+@pytest.mark.parametrize("full_read", [0, 10**9])
+def test_the_pruned_bm25_list_ranks_and_scores_as_bm25s_does(store, corpus, monkeypatch, full_read):
+    """chunks_bm25 reads a common term's postings only for chunks the rarer terms found (pruned
+    from FULL_READ postings on: here always, then never); its top k must still be bm25s's (Lucene,
+    k1 1.5, b 0.75, over the same terms), at every k (this corpus has no two chunks within bm25s's
+    float32 precision of each other)."""
+    import bm25s
+
+    from engram.adapters.store import search_bm25
+
+    monkeypatch.setattr(search_bm25, "FULL_READ", full_read)
+
+    from engram.pipelines.recall.lexical import query_terms, terms
+
+    with store.unit_of_work() as uow:
+        dataset = uow.access.find_dataset(corpus["dataset"], corpus["user"])
+        rows = uow.conn.execute(text("SELECT id, text FROM chunks WHERE dataset_id = :d ORDER BY id"),
+                                {"d": dataset}).all()
+        reference = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+        reference.index([terms(r.text) for r in rows], show_progress=False)
+        pruned = 0
+        for question in ("Who is the CEO of Heron Robotics in Port Alder?", "kelp company in Port Alder",
+                         "When did the Seabird drone of Heron Robotics launch in Port Alder?"):
+            asked = query_terms(question)
+            scores = reference.get_scores([t for t, n in asked.items() for _ in range(n) if t in reference.vocab_dict])
+            want = sorted(((-float(s), str(r.id)) for r, s in zip(rows, scores) if s > 0))
+            for k in range(1, len(rows) + 1):
+                got = uow.search.chunks_bm25([dataset], asked, k)
+                assert [str(r["id"]) for r in got] == [cid for _, cid in want[:k]], (question, k)
+                # bm25s scores in float32: equal to its precision.
+                assert [float(r["rank"]) for r in got] == pytest.approx([-s for s, _ in want[:k]], rel=1e-6)
+                pruned += uow.search.bm25_read["probes"] > 0
+        assert bool(pruned) == (full_read == 0)  # common terms read for candidates only, at least once
+
+
+def test_entity_lookup_patterns_take_percent_and_underscore_in_a_name_literally(store):
+    from engram.pipelines.recall.names import lookup
+
+    _, patterns = lookup(["100%_pure"])
+    with store.unit_of_work() as uow:
+        found = uow.conn.execute(text("SELECT n FROM unnest(CAST(:names AS text[])) n WHERE n LIKE ANY(CAST(:p AS text[]))"
+                                      " ORDER BY n"),
+                                 {"names": ["100%_pure_co", "100x_pure_co", "100%xpure_co", "the_100%_pure"],
+                                  "p": patterns}).scalars().all()
+    assert found == ["100%_pure_co", "the_100%_pure"]

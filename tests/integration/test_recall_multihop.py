@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sqlalchemy import text
 
 DOCS = {
     "Kiss and Tell (1945 film)": "Kiss and Tell is a 1945 American comedy film starring Shirley Temple as "
@@ -72,6 +73,39 @@ def test_bm25_statistics_follow_loads_and_forgets(client, worker, store):
         left = uow.conn.exec_driver_sql(
             "SELECT count(DISTINCT chunk_id) FROM chunk_terms WHERE dataset_id = %s", (dataset,)).scalar_one()
     assert [r["text"] for r in rows] == [texts[0]] and left == 2
+
+
+def assert_bm25_statistics_are_fresh(store, dataset) -> None:
+    """The statistics migration 0020's triggers keep equal an aggregate over the rows themselves."""
+    with store.unit_of_work() as uow:
+        kept = uow.conn.execute(text("SELECT chunks, total_length FROM chunk_lex_stats WHERE dataset_id = :d"),
+                                {"d": dataset}).one()
+        fresh = uow.conn.execute(text("SELECT count(lex_length), COALESCE(sum(lex_length), 0) FROM chunks"
+                                      " WHERE dataset_id = :d"), {"d": dataset}).one()
+        df = dict(uow.conn.execute(text("SELECT term, df FROM chunk_term_df WHERE dataset_id = :d"),
+                                   {"d": dataset}).all())
+        counted = dict(uow.conn.execute(text("SELECT term, count(*) FROM chunk_terms WHERE dataset_id = :d"
+                                             " GROUP BY term"), {"d": dataset}).all())
+    assert tuple(kept) == tuple(fresh) and df == counted
+
+
+def test_bm25_statistics_are_kept_per_dataset_through_remember_reload_and_forget(client, worker, store):
+    user, name = f"lex-{uuid.uuid4().hex[:8]}", f"lex-{uuid.uuid4().hex[:8]}"
+    texts = ["Otters float in kelp.", "Kelp grows fast in cold water, kelp everywhere.", "Sea urchins eat kelp."]
+    statuses = client.remember(dataset=name, user=user, items=[{"text": t} for t in texts], background=False,
+                               timeout=300)
+    with store.unit_of_work() as uow:
+        dataset = uow.access.find_dataset(name, user)
+        stats = uow.search.bm25_statistics([dataset], ["kelp", "otter", "seal"])
+    assert stats[0] == 3 and stats[2] == {"kelp": 3, "otter": 1}
+    assert_bm25_statistics_are_fresh(store, dataset)
+    with store.unit_of_work() as uow:  # a reload that changes a chunk's length, row by row
+        uow.conn.execute(text("UPDATE chunks SET lex_length = lex_length + 2 WHERE dataset_id = :d"), {"d": dataset})
+    assert_bm25_statistics_are_fresh(store, dataset)
+    client.forget(dataset=name, user=user, data_item_id=str(statuses[1].data_item_id))
+    assert_bm25_statistics_are_fresh(store, dataset)
+    with store.unit_of_work() as uow:
+        assert uow.search.bm25_statistics([dataset], ["kelp", "grow"])[::2] == (2, {"kelp": 2})
 
 
 UNTITLED = [
