@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from engram.models.payloads import RecallItem
 from engram.pipelines.recall import lexical, multihop
+from engram.pipelines.recall.shared_words import without_shared_words
 from engram.pipelines.recall.context import RecallContext, similarity
 from engram.pipelines.recall.ranking import fuse_scores, rank_weighted
 
@@ -34,8 +35,9 @@ def chunk_item(ctx: RecallContext, row: dict, score: float, via: list[str] | Non
 # ------------------------------------------------------------------ ranked lists (rows, best first)
 
 
-def dense_rows(ctx: RecallContext, k: int) -> list[dict]:
-    return ctx.cached(("dense", k), lambda: ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(), k))
+def dense_rows(ctx: RecallContext, k: int, query: str | None = None) -> list[dict]:
+    """The nearest chunks to the question (or to `query`, a text standing for it)."""
+    return ctx.cached(("dense", k, query), lambda: ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(query), k))
 
 
 def bm25_rows(ctx: RecallContext, k: int) -> list[dict]:
@@ -91,16 +93,18 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     scored: dict[str, list[tuple[uuid.UUID, float]]] = {}
     # Reads that need no question vector come first: the vector is computed meanwhile (prefetch_vector).
     bm25_stats = None
+    query = None  # the text the dense side embeds, when it is not the question (shared_words.py)
     if weights.get("bm25"):
         found = bm25_rows(ctx, n)
         bm25_stats = found[0].get("bm25_stats") if found else None  # N, avgdl, df: for the exact scores
         rows.update({r["id"]: r for r in found})
         lists["bm25"] = [r["id"] for r in found]
         scored["bm25"] = [(r["id"], float(r["rank"])) for r in found]
+        query = _dense_query(ctx, bm25_stats)
 
     def dense() -> list[uuid.UUID]:
         if "dense" not in lists:
-            found = dense_rows(ctx, n)
+            found = dense_rows(ctx, n, query)
             rows.update({r["id"]: r for r in found})  # dense rows first: they carry the distance
             lists["dense"] = [r["id"] for r in found]
             scored["dense"] = [(r["id"], similarity(r["distance"])) for r in found]
@@ -124,7 +128,7 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
         # Dense and BM25 scores fuse first (ranking.fuse_scores), as one list weighing both; a
         # passage one list left out is scored exactly for it (one read for all of them). With the
         # walk in play they stay rank lists: its weight was set against them as such.
-        _complete_scores(ctx, scored, bm25_stats)
+        _complete_scores(ctx, scored, bm25_stats, query)
         del lists["dense"], lists["bm25"]
         lists["passages"] = fuse_scores(scored, weights)
         weights = {**weights, "passages": weights["dense"] + weights["bm25"]}
@@ -144,12 +148,21 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
     return [(rows[cid], score, bridges.get(cid)) for cid, score in ranked if cid in rows]
 
 
+def _dense_query(ctx: RecallContext, bm25_stats: tuple | None) -> str | None:
+    """The question without the words nearly every searched chunk holds (by the BM25 list's N and
+    df), for the dense side to embed; None when that is the question itself."""
+    if bm25_stats is None:
+        return None
+    query = without_shared_words(ctx.question, bm25_stats[0], bm25_stats[2])
+    return None if query == ctx.question else query
+
+
 def _complete_scores(ctx: RecallContext, scored: dict[str, list[tuple[uuid.UUID, float]]],
-                     bm25_stats: tuple | None = None) -> None:
+                     bm25_stats: tuple | None = None, query: str | None = None) -> None:
     dense, bm25 = dict(scored["dense"]), dict(scored["bm25"])
     missing = [cid for cid in dict.fromkeys([*dense, *bm25]) if cid not in dense or cid not in bm25]
     k1, b = ctx.bm25
-    for cid, (distance, score) in ctx.search.chunk_scores(ctx.datasets, missing, ctx.vector(),
+    for cid, (distance, score) in ctx.search.chunk_scores(ctx.datasets, missing, ctx.vector(query),
                                                          lexical.query_terms(ctx.question), k1, b,
                                                          stats=bm25_stats).items():
         if cid not in dense and distance is not None:
