@@ -3,8 +3,10 @@
 A recipe says everything recall does differently per type: the lane that retrieves, the fusion
 weights of the ranked lists it fuses, whether it ends in a generated answer (and whether a
 follow-up lookup comes first), the prompt instructions describing its context, and the router
-rules that vote for it (SPEC §5). Adding a search type means adding one recipe here; no other
-module names a search type (the router's default and FEELING_LUCKY aside).
+rules that vote for it (SPEC §5), and the roles it plays outside recall's route (the agentic
+tool loop, captured-object filters, the agent's tools). Adding a search type means adding one
+recipe here; no other module names a search type (the router's default and FEELING_LUCKY aside;
+tests/unit/test_architecture.py checks).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ Lane = Callable[[RecallContext], list[RecallItem]]
 
 @dataclass(frozen=True)
 class Recipe:
-    lane: Lane
+    lane: Lane | None  # None: recall's engine does not serve it (the agentic tool loop answers)
     completes: bool = False  # an LLM answer follows the retrieved context
     followup: bool = False  # before answering, ask for the missing piece and look it up (chain of thought)
     style: str | None = None  # what the context is, told to the answering model (prompts/recall.py)
@@ -40,6 +42,10 @@ class Recipe:
     # Weights that replace `weights`' entries when the question names one thing through another
     # (MULTI_HOP wording: "the director of X", "the woman who ..."): a second hop is what it asks.
     relational: Mapping[str, float] = field(default_factory=dict)
+    vector: bool = True  # its lane reads the question's embedding (computed ahead, meanwhile)
+    # Answered by the bounded tool loop (SPEC 8): it alone takes skills and tools, over one dataset.
+    agentic: bool = False
+    capture_filters: bool = False  # chosen whenever a recall filters captured objects (SPEC §9)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
@@ -126,15 +132,42 @@ REGISTRY: dict[SearchType, Recipe] = {
         lanes.hybrid, completes=True, weights=HYBRID_WEIGHTS, relational=RELATIONAL_WEIGHTS, node_sets=True,
         style="The context is passages ranked by meaning, by keywords and by the entities linking them."),
     SearchType.GRAPH_COMPLETION: Recipe(graph.graph_completion, completes=True, style=_FACTS),
-    SearchType.CAPTURES: Recipe(captures.captures),  # SPEC §9: chosen by its filters, never routed
+    SearchType.CAPTURES: Recipe(captures.captures, vector=False, capture_filters=True),  # never routed
     SearchType.TRIPLET_COMPLETION: Recipe(
         graph.triplet_completion, completes=True,
         style="The context is facts written as subject, relationship, object, each with its source passage."),
+    SearchType.AGENTIC_COMPLETION: Recipe(None, agentic=True),  # pipelines/agentic/completion
 }
+
+# The agent's lookups (pipelines/agentic): what "# Memory" is read with, and what its
+# search_memory tool may ask for, in the order the tool's description lists them.
+AGENT_MEMORY = SearchType.GRAPH_COMPLETION
+AGENT_SEARCHABLE: tuple[str, ...] = tuple(t.value for t in (
+    SearchType.CHUNKS, SearchType.CHUNKS_LEXICAL, SearchType.SUMMARIES, SearchType.GRAPH_COMPLETION,
+    SearchType.TRIPLET_COMPLETION, SearchType.TEMPORAL))
+AGENT_SEARCH_DEFAULT = SearchType.CHUNKS.value
 
 
 def recipe(search_type: SearchType) -> Recipe | None:
     return REGISTRY.get(search_type)
+
+
+def serves(search_type: SearchType) -> bool:
+    """Whether recall's engine (a lane, maybe a completion) answers this type."""
+    found = REGISTRY.get(search_type)
+    return found is not None and found.lane is not None
+
+
+def is_agentic(name: str | None) -> bool:
+    """Whether a request's search type (a name) is answered by the agentic tool loop."""
+    found = REGISTRY.get(SearchType.__members__.get(name or ""))
+    return found is not None and found.agentic
+
+
+def named(flag: str) -> str:
+    """The name of the one type whose recipe sets `flag` (agentic, capture_filters)."""
+    [found] = [t.value for t, r in REGISTRY.items() if getattr(r, flag)]
+    return found
 
 
 def router_rules() -> tuple[tuple[SearchType, Rule], ...]:
