@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from kombu.exceptions import ChannelError
-
+from engram.adapters import broker
 from engram.adapters.store import Store
 from engram.adapters.store.access import UnknownDataset, require_run
 from engram.models.payloads import RunStatus, StageStatus, StatusRequest, StatusResult
@@ -40,17 +39,7 @@ def queue_depths(app=None) -> dict[str, int]:
     """Messages waiting in each Engram queue (not those a worker holds), through the broker itself."""
     if app is None:
         from engram.celery_app import app
-    depths = {}
-    with app.connection_for_read() as conn:
-        for name in get_settings().queues:
-            channel = conn.channel()  # a failed passive declare may close an AMQP channel
-            try:
-                depths[name] = channel.queue_declare(name, passive=True).message_count
-            except ChannelError:  # never declared: nothing ever waited there
-                depths[name] = 0
-            finally:
-                channel.close()
-    return depths
+    return broker.queue_depths(app, get_settings().queues)
 
 
 # ------------------------------------------------------------------ local reads for the CLI
