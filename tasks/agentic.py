@@ -7,7 +7,6 @@ payload (run, proposal) are looked up inside that dataset only, so they grant no
 
 from __future__ import annotations
 
-import importlib
 import uuid
 
 from engram.adapters.llm.gateway import gateway_from_settings
@@ -20,19 +19,14 @@ from engram.pipelines.agentic.skills import Skill, SkillError, SkillRun, apply_p
 from engram.pipelines.agentic.tools import ToolSpec, host_tools, stronger
 from engram.pipelines.errors import BadInput
 from engram.prompts.agentic import DraftedProcedure, skill_improvement_prompt
-from engram.settings import get_settings
+from engram.settings import get_settings, load_configured
 from engram.tasks.base import engram_task
-
-
-def import_handler(path: str):
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def configured_tools():
     """(registry, host tool specs) from ENGRAM_AGENT_TOOLS; only these and the built-ins run."""
     paths = [p.strip() for p in get_settings().agent_tools.split(",") if p.strip()]
-    return host_tools(paths, import_handler)
+    return host_tools(paths, load_configured)
 
 
 @engram_task("engram.skills.define", payload=SkillDefineRequest)

@@ -6,7 +6,6 @@ answer whatever happens to the automatic improve it may request afterwards.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
 from engram.pipelines.intake import writable_dataset
 from engram.pipelines.relative_dates import dates_said
-from engram.settings import get_settings
+from engram.settings import get_settings, load_configured
 from engram.tasks.base import engram_task
 
 log = logging.getLogger("engram.sessions")
@@ -58,9 +57,8 @@ def admission_callback(path: str | None) -> Callable[[dict], object] | None:
     """The host's callback from 'module:function' (or 'module.function'); unloadable = none (fail-open)."""
     if not path:
         return None
-    module, _, name = path.partition(":") if ":" in path else path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)
+        return load_configured(path)
     except Exception:
         log.warning("admission callback %r cannot be loaded; allowing improves (fail-open)", path, exc_info=True)
         return None
