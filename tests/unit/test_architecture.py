@@ -58,6 +58,10 @@ def test_a_search_type_is_spelled_only_in_the_registry():
     assert spellings(names, SEARCH_TYPE_HOMES, _modules()) == []
 
 
+def test_a_fact_kind_is_spelled_only_in_pipelines_facts():
+    assert spellings(set(NOT_FACTS), FACT_KIND_HOMES, _modules()) == []
+
+
 def test_the_scan_sees_a_literal_and_an_sql_quote_but_not_prose(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text('"""Recall with TEMPORAL or CHUNKS."""\n'
