@@ -57,33 +57,18 @@ class Recipe:
         return self.weights
 
 
-# Fusion of the passage lanes: dense and BM25 by their scores (lanes.fused_rows). The graph's
-# walk (bridges from the first hop, each scaled by the walk's strength for it) joins only when
-# the question asks through a second thing ("the director of X", "the woman who ..."), and then
-# counts triple beside dense and BM25 as rank lists, so a strong bridge stands beside passages
-# both agree on (bench/recall_quality.py: HotpotQA-style default route R@5 .89-.97). Other
-# questions gain nothing from a walk from their first hop and lose to its noise (chat fillers,
-# a knowledge base's shared words). Summary vectors stay out: offline summaries repeat the
-# chunk's opening, so they would count the dense signal twice.
+# Dense and BM25 fused by score; the graph's walk joins only for relational questions (why: bench/NOTES.md).
 HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0}
 RELATIONAL_WEIGHTS = {"graph": 3.0}
 
 _YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
-# A question earns the date filter only by naming a date or period: "in 2019", "before March 2015",
-# "between 2010 and 2020". "When did X do Y?" names none (any passage may hold its date) and
-# "above 1000 euros" names an amount. A year that qualifies a thing ("the 2017 horror film",
-# "Nirvana's 1991 album": a determiner or possessive before it, a word after it) names no period
-# either and matches as `skip`.
+# A question earns the date filter only by naming a date or period; a year qualifying a thing matches as `skip`.
 _TIME_WORDS = ("and|or|to|through|until|till|onwards?|in|on|at|by|for|from|with|when|where|while|as|of|"
                "after|before|since|during|between|around|about|versus|vs|compared|ad|bc|bce|ce|was|were|is|"
                "are|did|had|has|exactly|overall")
 ASKED_YEAR = (rf"(?P<skip>\b(?:the|a|an|its|his|her|their|this|that|\w+['\u2019]s)\s+(?:[\w-]+\s+)?"
               rf"(?:{YEAR})(?:[\u2013-]\d{{2,4}})?\s+(?!(?:{_TIME_WORDS})\b)[a-z])|{LONE_YEAR}")
-# Relational wording that names one thing through another ("the director of", "the woman who",
-# "the writer and director of", "the Austin-born designer who", "a pizza delivery boy who", "a spy
-# for which agency"). It also silences "a meeting that was held in 2023": a date question sent to
-# the hybrid route still finds its passages, where a two-hop question sent to TEMPORAL's date
-# filter loses its bridge.
+# Relational wording that names one thing through another ("the director of", "the woman who").
 MULTI_HOP = (r"\bthe\s+(?:[\w'\u2019-]+\s+){0,3}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?[\w\"\u201c]"
              r"|\b(?:a|an)\s+(?:[\w'\u2019-]+\s+){0,3}?(?:who|whom|whose|that|which)\s")
 _RELATIONAL = re.compile(MULTI_HOP, re.IGNORECASE)
@@ -120,10 +105,7 @@ REGISTRY: dict[SearchType, Recipe] = {
         style="The context is dated passages and facts. Mind the years: order events in time and answer "
               "when / before / after / between questions precisely.",
         rules=(rule("year_range", 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
-               # "over a decade", "for decades" are durations, not a period asked about.
                rule("timeline", 4.0, r"\btimelines?\b|(?<!\ba )(?<!\bfor )\bdecades?\b"),
-               # "Who directed the film of 2012?" is a two-hop question: the hybrid route's graph
-               # expansion serves it better than a date filter.
                rule("year", 3.0, ASKED_YEAR, unless=MULTI_HOP))),
     SearchType.CHUNKS: Recipe(lanes.chunks, node_sets=True),
     SearchType.SUMMARIES: Recipe(lanes.summaries, node_sets=True),
