@@ -15,8 +15,8 @@ from rich.markup import escape
 
 from engram.models.search import SearchType
 
-# Shipped as package data (pyproject), so a built install (the Docker image) has them too.
-DEMO_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "demo"
+# Package data of the CLI (pyproject), so a built install (the Docker image) has them too.
+DEMO_CORPUS = Path(__file__).resolve().parent / "data" / "demo"
 DEMO_QA = DEMO_CORPUS.parent / "demo_qa.jsonl"
 # (question, search type, include_history): the CEO question shows the earlier holders too.
 QUESTIONS = [
@@ -77,7 +77,7 @@ def current_first(result):
 
 
 def run_demo(console: Console, corpus: Path | None) -> int:
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.settings import get_settings
 
     corpus = corpus or DEMO_CORPUS
