@@ -25,14 +25,13 @@ from engram.models.payloads import (
     StatusRequest,
 )
 from engram.pipelines.backpressure import RATE_WINDOW_SECONDS, backlog
-from engram.pipelines.cognify.flow import extract_one  # noqa: F401 - tests/faults patch it here
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.pipelines.intake import Intake, admit, writable_dataset
 from engram.settings import get_settings
 from engram.tasks.base import engram_task, redelivered
 from engram.tasks.engine import start_runs
-from engram.tasks.status import run_status
+from engram.tasks.status import status_result
 
 
 # ------------------------------------------------------------------ producer-facing tasks
@@ -82,7 +81,7 @@ def cognify(self, req: RetryRequest) -> dict:
 
 @engram_task("engram.status", payload=StatusRequest)
 def status(self, req: StatusRequest) -> dict:
-    return run_status(req).model_dump(mode="json")
+    return status_result(req).model_dump(mode="json")
 
 
 @engram_task("engram.forget", payload=ForgetRequest)

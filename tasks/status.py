@@ -23,7 +23,7 @@ def _run(uow, run: dict) -> RunStatus:
     )
 
 
-def run_status(req: StatusRequest, app=None) -> StatusResult:
+def status_result(req: StatusRequest, app=None) -> StatusResult:
     """`app`: the Celery app whose broker holds the queues (default: Engram's configured one)."""
     with Store().unit_of_work() as uow:
         if req.run_id is not None:
