@@ -24,8 +24,13 @@ from engram.pipelines.facts import fact_text
 from engram.pipelines.flow import OPTIONAL, Flow, Stage
 
 
+def object_of(run: dict) -> uuid.UUID:
+    """The captured object a capture run works on: stored as a data item, the run's item is it."""
+    return run["data_item_id"]
+
+
 def _object(uow, ctx) -> dict:
-    obj = uow.capture.get(ctx.run["data_item_id"])
+    obj = uow.capture.get(object_of(ctx.run))
     if obj is None:
         raise BadInput(f"captured object of run {ctx.run['id']} was forgotten before its pipeline finished")
     return obj
@@ -164,7 +169,7 @@ CAPTURE = Flow("capture", (ADMIT, NORMALIZE, LINK, ENRICH, REASON), partial=True
 def open_run(uow, run_id: uuid.UUID, dataset: uuid.UUID, object_id: uuid.UUID) -> list[str]:
     """Record a capture run of an admitted object with `admit` done; returns the stages still to run."""
     stages = CAPTURE.stages_for()
-    uow.runs.create(run_id, CAPTURE.name, stages, dataset, object_id)
+    uow.runs.create(run_id, CAPTURE.name, stages, dataset, data_item=object_id)  # the object is a data item
     uow.runs.finish_stage(run_id, ADMIT.name, "completed", output={"object_id": str(object_id)})
     uow.capture.set_run(object_id, run_id)
     return stages[1:]
