@@ -21,6 +21,7 @@ from engram.models.payloads import (
     RememberRequest,
     RememberResult,
     RetryRequest,
+    RetryResult,
     RunRef,
     StatusRequest,
 )
@@ -72,11 +73,11 @@ def cognify(self, req: RetryRequest) -> dict:
             raise BadInput(f"run {req.run_id} was forgotten: remember the content again instead")
         failed_passes = [s for s in uow.runs.stages(req.run_id) if s["status"] == "failed"]
         if run["status"] == "completed" and not failed_passes:
-            return {"run_id": str(req.run_id), "status": "completed", "stages": []}
+            return RetryResult(run_id=req.run_id, status="completed").model_dump(mode="json")
         # A completed run may still hold a failed optional pass (contradictions, supersession).
         stages = uow.runs.reopen(req.run_id)
     start_runs([(req.run_id, stages)])
-    return {"run_id": str(req.run_id), "status": "pending", "stages": stages}
+    return RetryResult(run_id=req.run_id, status="pending", stages=stages).model_dump(mode="json")
 
 
 @engram_task("engram.status", payload=StatusRequest)

@@ -15,7 +15,8 @@ from engram.adapters import claims as claim_keys
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
-from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
+from engram.models.payloads import (FeedbackRecorded, FeedbackRequest, RememberRequest, SessionsReport,
+                                   SessionsRequest, SessionStored)
 from engram.pipelines import ids
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
@@ -97,9 +98,8 @@ def feedback(self, req: FeedbackRequest) -> dict:
         entry = uow.sessions.entry(req.entry_id, lock=True)
         require_run(uow, entry, req.entry_id, req.user, "write", what="session entry")
         row = uow.sessions.record_feedback(req.entry_id, req.feedback == "helpful", req.score)
-    return {"status": "recorded", "entry_id": str(req.entry_id), "session_id": row["session_id"],
-            "helpful_count": row["helpful_count"], "harmful_count": row["harmful_count"],
-            "confidence": row["confidence"]}
+    return FeedbackRecorded(entry_id=req.entry_id, session_id=row["session_id"], helpful_count=row["helpful_count"],
+                            harmful_count=row["harmful_count"], confidence=row["confidence"]).model_dump(mode="json")
 
 
 @engram_task("engram.sessions", payload=SessionsRequest)
@@ -124,8 +124,8 @@ def sessions(self, req: SessionsRequest) -> dict:
                 "runs": [_run_summary(uow, run) for run in runs],
                 **_learning(uow, dataset, r["session_id"]),
             })
-    return {"dataset": req.dataset, "dataset_id": str(dataset),
-            "dataset_claim": holders.get(claim_keys.dataset_key(dataset)), "sessions": out}
+    return SessionsReport(dataset=req.dataset, dataset_id=dataset, dataset_claim=holders.get(claim_keys.dataset_key(dataset)),
+                          sessions=out).model_dump(mode="json")
 
 
 def _learning(uow, dataset, session_id: str) -> dict:
