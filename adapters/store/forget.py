@@ -155,23 +155,7 @@ class ForgetRepository:
         forget_embeddings(self.conn, items)  # reuse vectors and pending texts no remaining item uses
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
-        gone_entities = self.conn.execute(text(
-            "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
-            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
-            # A captured object's node stays while its object does, linked or not.
-            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.id, e.name"), c).all()
-        counts["entities"] += len(gone_entities)
-        self.removed_texts.extend(e.name for e in gone_entities)
-        self.removed_ids.update(str(e.id) for e in gone_entities)
-        # A kept entity's description may be the item's: take it from a remaining mention instead.
-        self.conn.execute(text(
-            "UPDATE entities e SET description = coalesce((SELECT g.properties->>'description'"
-            f"   FROM edges g WHERE g.target_id = e.id AND {MENTIONS}"
-            "   AND coalesce(g.properties->>'description', '') <> '' ORDER BY g.created_at, g.id LIMIT 1), '')"
-            " WHERE e.id = ANY(CAST(:l AS uuid[]))"), {"l": linked})
-        self.conn.execute(text(
-            "DELETE FROM entity_types t WHERE t.dataset_id = ANY(CAST(:d AS uuid[]))"
-            " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), c)
+        counts["entities"] += self._forget_entities(datasets, linked)
         counts["runs"] += self._tombstone(runs)
         if not entries:
             return lesson_items
@@ -218,6 +202,27 @@ class ForgetRepository:
         for r in removed:
             rewritten.pop(r, None)
         return linked, removed, shrunk
+
+    def _forget_entities(self, datasets: list[uuid.UUID], linked: list[uuid.UUID]) -> int:
+        """Entities nothing links any more go (with unused types); a kept one the forgotten chunks
+        mentioned takes its description from a remaining mention. Returns how many went."""
+        gone_entities = self.conn.execute(text(
+            "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
+            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
+            # A captured object's node stays while its object does, linked or not.
+            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.id, e.name"),
+            {"d": datasets}).all()
+        self.removed_texts.extend(e.name for e in gone_entities)
+        self.removed_ids.update(str(e.id) for e in gone_entities)
+        self.conn.execute(text(
+            "UPDATE entities e SET description = coalesce((SELECT g.properties->>'description'"
+            f"   FROM edges g WHERE g.target_id = e.id AND {MENTIONS}"
+            "   AND coalesce(g.properties->>'description', '') <> '' ORDER BY g.created_at, g.id LIMIT 1), '')"
+            " WHERE e.id = ANY(CAST(:l AS uuid[]))"), {"l": linked})
+        self.conn.execute(text(
+            "DELETE FROM entity_types t WHERE t.dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), {"d": datasets})
+        return len(gone_entities)
 
     def _forget_learned(self, items: list[uuid.UUID], entries: list[uuid.UUID]) -> list[uuid.UUID]:
         """What improve learned from forgotten items or entries: lessons (and their documents, which
