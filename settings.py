@@ -183,3 +183,12 @@ def get_settings() -> Settings:
 def reset_settings() -> None:
     """Forget cached settings (tests and the CLI change the environment)."""
     get_settings.cache_clear()
+
+
+def load_configured(path: str):
+    """The object a setting names as 'module:function' (or 'module.function'): host code such as
+    ENGRAM_IMPROVE_ADMISSION's callback or ENGRAM_AGENT_TOOLS' handlers. Raises when it cannot."""
+    import importlib
+
+    module, _, name = path.partition(":") if ":" in path else path.rpartition(".")
+    return getattr(importlib.import_module(module), name)

@@ -11,14 +11,20 @@ had not started (prefetched, and ETA/countdown retries), expecting the broker to
 them. RabbitMQ does at once; the Redis transport keeps them in its `unacked` hash until the
 visibility timeout (2 x the longest task: an hour by default). The worker notes their
 delivery tags and puts them back on their queues as soon as it has reconnected.
+
+Reading queue depths (run status, metrics, the embed give-way hint) is done here too: only
+adapters/ speak kombu.
 """
 
 from __future__ import annotations
 
 import logging
 
+from collections.abc import Iterable
+
 from celery.worker import state
 from celery.worker.consumer import Consumer as CeleryConsumer
+from kombu.exceptions import ChannelError
 
 log = logging.getLogger("engram.broker")
 
@@ -32,6 +38,34 @@ def publish_retry_policy(outage_seconds: float) -> dict:
         interval = min(ceiling, interval + step)
         retries += 1
     return {"max_retries": retries, "interval_start": start, "interval_step": step, "interval_max": ceiling}
+
+
+def queue_depth(channel, queue: str) -> int:
+    """Messages waiting in `queue` (not those a worker holds), by a passive declare (any broker)."""
+    try:
+        return channel.queue_declare(queue=queue, passive=True).message_count
+    except ChannelError:  # never declared, or Redis keeps no key for an empty list: none waiting
+        return 0
+
+
+def queue_depths(app, queues: Iterable[str]) -> dict[str, int]:
+    """Each queue's depth, through the broker itself."""
+    depths = {}
+    with app.connection_for_read() as conn:
+        for name in queues:
+            channel = conn.channel()  # a failed passive declare may close an AMQP channel
+            try:
+                depths[name] = queue_depth(channel, name)
+            finally:
+                channel.close()
+    return depths
+
+
+def any_waiting(app, queues: Iterable[str], timeout: float = 2.0) -> bool:
+    """Whether any of `queues` holds a message, on a pooled connection (raises when the broker
+    cannot be reached within `timeout`)."""
+    with app.pool.acquire(block=True, timeout=timeout) as conn:
+        return any(queue_depth(conn.default_channel, q) > 0 for q in queues)
 
 
 def restore_dropped(app, tags: list[str]) -> list[str]:

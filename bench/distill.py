@@ -134,7 +134,7 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench").expanduser()))
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.cli.demo import start_worker, stop_worker, wait_for_worker
     from engram.pipelines.improve import distill as d
     from engram.settings import get_settings, reset_settings

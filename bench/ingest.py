@@ -199,7 +199,7 @@ def main() -> None:
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench").expanduser()))
     from make_bench_corpus import generate
 
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.cli.demo import start_worker, stop_worker, wait_for_worker
     from engram.settings import get_settings, reset_settings
 

@@ -172,8 +172,8 @@ def main() -> None:
     from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
     from engram.adapters.store import Store
     from engram.celery_app import create_app
-    from engram.cli import prepare_services
-    from engram.cli.demo import DEMO_CORPUS, start_worker, stop_worker
+    from engram.cli.app import prepare_services
+    from engram.cli.demo import DEMO_CORPUS, DEMO_QA, start_worker, stop_worker
     from engram.settings import get_settings, reset_settings
     from engram.tasks.client import EngramClient
 
@@ -200,7 +200,7 @@ def main() -> None:
         client = EngramClient(app, timeout=600, local_reads=True)
         seed = client.remember(dataset="seed", paths=[DEMO_CORPUS])
         seed.wait(timeout=900)
-        questions = [json.loads(line)["question"] for line in (DEMO_CORPUS.parent / "demo_qa.jsonl").read_text().splitlines()
+        questions = [json.loads(line)["question"] for line in DEMO_QA.read_text().splitlines()
                      if line.strip()]
         run_ids = [str(r.run_id) for r in seed.runs]
         cold_app = producer_app(urls.redis_url)

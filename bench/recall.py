@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # bulk.py beside this script
 USER = "bench"
 
 
@@ -111,9 +112,9 @@ def main(argv: list[str] | None = None) -> dict:
     distractors = args.chunks // 4 if args.distractors is None else args.distractors
 
     from engram.adapters.llm.gateway import gateway_from_settings
-    from engram.adapters.store.bulk import BulkLoader
+    from bulk import BulkLoader
     from engram.adapters.store.engine import get_engine
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.settings import get_settings
 
     prepare_services()

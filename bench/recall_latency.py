@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> dict:
     from engram.adapters.embed import get_embedder, set_torch_threads
     from engram.adapters.llm.gateway import gateway_from_settings
     from engram.adapters.store.engine import get_engine
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.settings import get_settings
 
     prepare_services()

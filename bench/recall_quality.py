@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
 
     from engram.adapters.embed import get_embedder, set_torch_threads
     from engram.adapters.llm.gateway import gateway_from_settings
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.settings import get_settings
 
     prepare_services()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from engram.cli.app import Options, app, prepare_services  # noqa: F401 - prepare_services: bench scripts
+from engram.cli.app import Options, app
 
 # Importing a command module registers its commands; `engram --help` lists them in this order.
 from engram.cli import operations  # noqa: F401, E402, I001

@@ -13,14 +13,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-# Shipped as package data (pyproject), so a built install (the Docker image) has them too.
-DEMO_CORPUS = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "demo"
+from engram.models.search import SearchType
+
+# Package data of the CLI (pyproject), so a built install (the Docker image) has them too.
+DEMO_CORPUS = Path(__file__).resolve().parent / "data" / "demo"
 DEMO_QA = DEMO_CORPUS.parent / "demo_qa.jsonl"
 # (question, search type, include_history): the CEO question shows the earlier holders too.
 QUESTIONS = [
-    ("Who is the CEO of Harbor Dynamics?", "TRIPLET_COMPLETION", True),
-    ("When was Alder Bay University founded?", "TRIPLET_COMPLETION", False),
-    ("What happened during the Great Flood of 2011?", "CHUNKS", False),
+    ("Who is the CEO of Harbor Dynamics?", SearchType.TRIPLET_COMPLETION.value, True),
+    ("When was Alder Bay University founded?", SearchType.TRIPLET_COMPLETION.value, False),
+    ("What happened during the Great Flood of 2011?", SearchType.CHUNKS.value, False),
 ]
 # One CEO at a time: a newer holder supersedes the earlier ones (docs/time.md).
 FUNCTIONAL = {"ceo_of": "target"}
@@ -95,7 +97,7 @@ def settle_demo(client, dataset: str = "demo", user: str = "default") -> list:
 
 
 def run_demo(console: Console, corpus: Path | None) -> int:
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.settings import get_settings
 
     corpus = corpus or DEMO_CORPUS

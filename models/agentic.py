@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import uuid
 
-from pydantic import Field
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 from engram.models.payloads import NAME, Payload
 
@@ -93,3 +95,65 @@ def refuse_import_paths(handler: str, allowed: set[str]) -> str | None:
         return f"handler {handler!r} is an import path that the workers do not allow-list (ENGRAM_AGENT_TOOLS)"
     return f"handler {handler!r} is not an allow-listed handler key"
 
+
+
+# ------------------------------------------------------------------ results
+
+
+class SkillStored(BaseModel):
+    status: Literal["stored"] = "stored"
+    skill_id: uuid.UUID
+    name: str
+    earlier_procedures: int
+
+
+class ToolStored(BaseModel):
+    status: Literal["stored"] = "stored"
+    name: str
+    permission: str
+    runnable: bool
+    warning: str | None = None
+
+
+class SkillsListed(BaseModel):
+    dataset: str
+    skills: list[dict]
+    tools: list[dict]
+    runs: list[dict]
+    proposals: list[dict]
+
+
+class RunScored(BaseModel):
+    status: Literal["scored"] = "scored"
+    run_id: uuid.UUID
+    score: float
+
+
+class SkillImprovement(BaseModel):
+    """engram.skills.improve: a proposal, or why there is none (only the fields of its case are set)."""
+
+    status: Literal["disabled", "nothing_to_improve", "llm_required", "proposed"]
+    reason: str | None = None
+    proposal_id: uuid.UUID | None = None
+    skill: str | None = None
+    confidence: float | None = None
+    rationale: str | None = None
+    runs: list[uuid.UUID] | None = None
+
+
+class ProposalApplied(BaseModel):
+    status: Literal["applied"] = "applied"
+    skill: str
+    proposal_id: uuid.UUID
+    earlier_procedures: int
+
+
+class AgentMemory(BaseModel):
+    memory: str
+    facts: int
+    traces: int
+
+
+class TraceStored(BaseModel):
+    status: Literal["stored", "duplicate"]
+    trace_id: uuid.UUID

@@ -7,32 +7,27 @@ payload (run, proposal) are looked up inside that dataset only, so they grant no
 
 from __future__ import annotations
 
-import importlib
 import uuid
 
 from engram.adapters.llm.gateway import gateway_from_settings
 from engram.adapters.store import Store
-from engram.models.agentic import (AgentMemoryRequest, AgentTraceRequest, SkillApplyRequest, SkillDefineRequest,
-                                   SkillFeedbackRequest, SkillImproveRequest, SkillListRequest, ToolDefineRequest,
-                                   refuse_import_paths)
+from engram.models.agentic import (AgentMemory, AgentMemoryRequest, AgentTraceRequest, ProposalApplied, RunScored,
+                                   SkillApplyRequest, SkillDefineRequest, SkillFeedbackRequest, SkillImprovement,
+                                   SkillImproveRequest, SkillListRequest, SkillsListed, SkillStored, ToolDefineRequest,
+                                   ToolStored, TraceStored, refuse_import_paths)
 from engram.pipelines import ids
 from engram.pipelines.agentic.skills import Skill, SkillError, SkillRun, apply_proposal, improvement_candidates, render_runs
 from engram.pipelines.agentic.tools import ToolSpec, host_tools, stronger
 from engram.pipelines.errors import BadInput
 from engram.prompts.agentic import DraftedProcedure, skill_improvement_prompt
-from engram.settings import get_settings
+from engram.settings import get_settings, load_configured
 from engram.tasks.base import engram_task
-
-
-def import_handler(path: str):
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)
 
 
 def configured_tools():
     """(registry, host tool specs) from ENGRAM_AGENT_TOOLS; only these and the built-ins run."""
     paths = [p.strip() for p in get_settings().agent_tools.split(",") if p.strip()]
-    return host_tools(paths, import_handler)
+    return host_tools(paths, load_configured)
 
 
 @engram_task("engram.skills.define", payload=SkillDefineRequest)
@@ -41,7 +36,7 @@ def define_skill(self, req: SkillDefineRequest) -> dict:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         skill_id = uow.agentic.put_skill(dataset, Skill(req.name, req.description, req.procedure, tuple(req.tools)))
         history = uow.agentic.skill_history(dataset, req.name)
-    return {"status": "stored", "skill_id": str(skill_id), "name": req.name, "earlier_procedures": len(history)}
+    return SkillStored(skill_id=skill_id, name=req.name, earlier_procedures=len(history)).model_dump(mode="json")
 
 
 @engram_task("engram.skills.define_tool", payload=ToolDefineRequest)
@@ -60,8 +55,8 @@ def define_tool(self, req: ToolDefineRequest) -> dict:
         uow.agentic.put_tool(dataset, ToolSpec(req.name, req.description, req.handler, req.arguments,
                                                tuple(req.required), permission))
     warning = refuse_import_paths(req.handler, {req.handler} if req.handler in registry else set())
-    return {"status": "stored", "name": req.name, "permission": permission, "runnable": warning is None,
-            "warning": warning}
+    return ToolStored(name=req.name, permission=permission, runnable=warning is None,
+                      warning=warning).model_dump(mode="json")
 
 
 @engram_task("engram.skills.list", payload=SkillListRequest)
@@ -70,18 +65,18 @@ def list_skills(self, req: SkillListRequest) -> dict:
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "read")
         skills = [s for s in uow.agentic.skills(dataset) if req.skill in (None, s.name)]
-        return {
-            "dataset": req.dataset,
-            "skills": [{"name": s.name, "description": s.description, "procedure": s.procedure,
+        return SkillsListed(
+            dataset=req.dataset,
+            skills=[{"name": s.name, "description": s.description, "procedure": s.procedure,
                         "tools": list(s.tools), "earlier_procedures": uow.agentic.skill_history(dataset, s.name)}
                        for s in skills],
             # The permission a call needs: a spec stored weaker than its handler shows the handler's.
-            "tools": [{"name": t.name, "description": t.description, "handler": t.handler,
+            tools=[{"name": t.name, "description": t.description, "handler": t.handler,
                        "permission": registry.effective(t).permission} for t in uow.agentic.tools(dataset)],
-            "runs": _jsonable(uow.agentic.runs(dataset, req.skill, req.limit)),
-            "proposals": _jsonable(p for p in uow.agentic.proposals(dataset, req.limit)
-                                   if req.skill in (None, p["skill"])),
-        }
+            runs=_jsonable(uow.agentic.runs(dataset, req.skill, req.limit)),
+            proposals=_jsonable(p for p in uow.agentic.proposals(dataset, req.limit)
+                                if req.skill in (None, p["skill"])),
+        ).model_dump(mode="json")
 
 
 @engram_task("engram.skills.feedback", payload=SkillFeedbackRequest)
@@ -90,23 +85,23 @@ def score_run(self, req: SkillFeedbackRequest) -> dict:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         if not uow.agentic.score_run(dataset, req.run_id, req.score):
             raise BadInput(f"skill run {req.run_id} does not exist in dataset {req.dataset!r}")
-    return {"status": "scored", "run_id": str(req.run_id), "score": req.score}
+    return RunScored(run_id=req.run_id, score=req.score).model_dump(mode="json")
 
 
 @engram_task("engram.skills.improve", payload=SkillImproveRequest)
 def improve_skill(self, req: SkillImproveRequest) -> dict:
     if not get_settings().agent_skill_improvement:
-        return {"status": "disabled", "reason": "skill improvement is opt-in: set ENGRAM_AGENT_SKILL_IMPROVEMENT=true"}
+        return _improvement("disabled", reason="skill improvement is opt-in: set ENGRAM_AGENT_SKILL_IMPROVEMENT=true")
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         skill = _skill(uow, dataset, req.skill)
         rows = uow.agentic.runs(dataset, req.skill, 200)
     runs = improvement_candidates([_run(r) for r in rows])
     if not runs:
-        return {"status": "nothing_to_improve", "reason": "no failed or low-scoring runs of this skill"}
+        return _improvement("nothing_to_improve", reason="no failed or low-scoring runs of this skill")
     gateway = gateway_from_settings(get_settings())
     if not gateway.generates:
-        return {"status": "llm_required", "reason": "drafting a procedure needs an LLM (ENGRAM_LLM_MODEL)"}
+        return _improvement("llm_required", reason="drafting a procedure needs an LLM (ENGRAM_LLM_MODEL)")
     draft = gateway.structured(skill_improvement_prompt(skill.name, skill.procedure, render_runs(runs)),
                                DraftedProcedure, subject=f"skill:{skill.name}")
     run_ids = [r.run_id for r in runs]
@@ -114,8 +109,13 @@ def improve_skill(self, req: SkillImproveRequest) -> dict:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
         proposal_id = uow.agentic.add_proposal(dataset, skill, draft.proposed_procedure, draft.rationale,
                                                draft.confidence, run_ids)
-    return {"status": "proposed", "proposal_id": str(proposal_id), "skill": skill.name,
-            "confidence": draft.confidence, "rationale": draft.rationale, "runs": [str(r) for r in run_ids]}
+    return _improvement("proposed", proposal_id=proposal_id, skill=skill.name, confidence=draft.confidence,
+                        rationale=draft.rationale, runs=run_ids)
+
+
+def _improvement(status: str, **fields) -> dict:
+    """Only the fields of this case go out (a proposal has no reason, a refusal no proposal)."""
+    return SkillImprovement(status=status, **fields).model_dump(mode="json", exclude_unset=True)
 
 
 @engram_task("engram.skills.apply", payload=SkillApplyRequest)
@@ -133,8 +133,8 @@ def apply_skill_proposal(self, req: SkillApplyRequest) -> dict:
         uow.agentic.put_skill(dataset, improved)
         uow.agentic.mark_applied(dataset, req.proposal_id, skill.name)
         history = uow.agentic.skill_history(dataset, skill.name)
-    return {"status": "applied", "skill": skill.name, "proposal_id": str(req.proposal_id),
-            "earlier_procedures": len(history)}
+    return ProposalApplied(skill=skill.name, proposal_id=req.proposal_id,
+                           earlier_procedures=len(history)).model_dump(mode="json")
 
 
 @engram_task("engram.agent.memory", payload=AgentMemoryRequest)
@@ -151,7 +151,7 @@ def agent_memory(self, req: AgentMemoryRequest) -> dict:
     for t in reversed(traces):
         outcome = f"error: {t['error']}" if t["error"] else f"returned: {t['result']}"
         lines.append(f"- earlier call {t['function']} with {t['inputs'][:500]} {outcome[:500]}")
-    return {"memory": "\n".join(lines), "facts": len(lines) - len(traces), "traces": len(traces)}
+    return AgentMemory(memory="\n".join(lines), facts=len(lines) - len(traces), traces=len(traces)).model_dump()
 
 
 @engram_task("engram.agent.trace", payload=AgentTraceRequest)
@@ -161,7 +161,7 @@ def agent_trace(self, req: AgentTraceRequest) -> dict:
         user_id = uow.access.ensure_user(req.user)
         stored = uow.agentic.add_trace(req.trace_id, dataset, user_id, req.session_id, req.function,
                                        req.inputs, req.result, req.error, req.memory)
-    return {"status": "stored" if stored else "duplicate", "trace_id": str(req.trace_id)}
+    return TraceStored(status="stored" if stored else "duplicate", trace_id=req.trace_id).model_dump(mode="json")
 
 
 def _skill(uow, dataset: uuid.UUID, name: str) -> Skill:

@@ -44,7 +44,6 @@ PUBLIC_TASKS = frozenset(PUBLIC_TASK_NAMES)
 
 class EngramTask(Task):
     payload_model: type[BaseModel] | None = None
-    public = False  # engram_task(..., public=True) adds a producer task to the contract
     typing = False  # validation is ours, with a clear message
     # Task events show ids and counts of the payload, the answer and a failure, never memory text.
     Request = "engram.adapters.task_events:RedactedRequest"
@@ -52,7 +51,7 @@ class EngramTask(Task):
     def __call__(self, *args, **kwargs):
         request = self.request
         local = request.called_directly or request.is_eager
-        if not (self.public or self.name in PUBLIC_TASKS) and not local:
+        if self.name not in PUBLIC_TASKS and not local:
             _verify(self.name, kwargs, request)  # before anything else: nothing of a forged message runs
         if self.payload_model is not None:
             out = self._accepting(parse_payload(self.name, self.payload_model, args, kwargs))
@@ -92,14 +91,14 @@ def _verify(name: str, kwargs: dict, request) -> None:
     verify(signing_key(get_settings()), name, kwargs, signature)
 
 
-def engram_task(name: str, payload: type[BaseModel] | None = None, public: bool = False, **options) -> Callable:
+def engram_task(name: str, payload: type[BaseModel] | None = None, **options) -> Callable:
     """Register a task with the Engram base; `payload` is validated before the body runs.
 
-    public: any broker client may call it (the body checks the caller's grants); otherwise the
-    task is internal and runs only messages Engram signed."""
+    A task named in celery_app.PUBLIC_TASKS (the one declaration of the producer contract) may
+    be called by any broker client and checks the caller's grants; every other task is internal
+    and runs only messages Engram signed."""
 
     def decorate(fn: Callable) -> Task:
-        return app.task(name=name, base=EngramTask, bind=True, payload_model=payload,
-                        public=public or name in PUBLIC_TASKS, **options)(fn)
+        return app.task(name=name, base=EngramTask, bind=True, payload_model=payload, **options)(fn)
 
     return decorate

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 
 from engram.adapters.store import Store
-from engram.models.payloads import CaptureAccepted, CaptureReprocessRequest, CaptureRequest
+from engram.models.payloads import CaptureAccepted, CaptureReprocessed, CaptureReprocessRequest, CaptureRequest
 from engram.pipelines.capture.flow import CAPTURE, open_run, to_reprocess
 from engram.pipelines.errors import BadInput
 from engram.pipelines.intake import writable_dataset
@@ -58,7 +58,7 @@ def reprocess(self, req: CaptureReprocessRequest) -> dict:
             stages = to_reprocess(uow.runs.stages(run_id))
             uow.runs.reopen_from(run_id, stages)
     start(run_id, stages)
-    return {"object_id": str(req.object_id), "run_id": str(run_id), "status": "pending", "stages": stages}
+    return CaptureReprocessed(object_id=req.object_id, run_id=run_id, stages=stages).model_dump(mode="json")
 
 
 def start(run_id: uuid.UUID | None, stages: list[str]) -> None:

@@ -137,10 +137,10 @@ class EngramClient:
     def _status(self, **kwargs) -> StatusResult:
         if self.local_reads:
             from engram.models.payloads import StatusRequest
-            from engram.tasks.status import run_status
+            from engram.tasks.status import status_result
             from engram.tasks.validation import parse_payload
 
-            return _local(lambda: run_status(parse_payload("engram.status", StatusRequest, (), kwargs), self.app))
+            return _local(lambda: status_result(parse_payload("engram.status", StatusRequest, (), kwargs), self.app))
         return StatusResult.model_validate(self.call("engram.status", **kwargs))
 
     def run_status(self, run_id: uuid.UUID, user: str = "default") -> RunStatus:

@@ -21,18 +21,18 @@ from engram.models.payloads import (
     RememberRequest,
     RememberResult,
     RetryRequest,
+    RetryResult,
     RunRef,
     StatusRequest,
 )
 from engram.pipelines.backpressure import RATE_WINDOW_SECONDS, backlog
-from engram.pipelines.cognify.flow import extract_one  # noqa: F401 - tests/faults patch it here
 from engram.pipelines.cognify.ingest import prepare
 from engram.pipelines.errors import BadInput
 from engram.pipelines.intake import Intake, admit, writable_dataset
 from engram.settings import get_settings
 from engram.tasks.base import engram_task, redelivered
 from engram.tasks.engine import start_runs
-from engram.tasks.status import run_status
+from engram.tasks.status import status_result
 
 
 # ------------------------------------------------------------------ producer-facing tasks
@@ -73,16 +73,16 @@ def cognify(self, req: RetryRequest) -> dict:
             raise BadInput(f"run {req.run_id} was forgotten: remember the content again instead")
         failed_passes = [s for s in uow.runs.stages(req.run_id) if s["status"] == "failed"]
         if run["status"] == "completed" and not failed_passes:
-            return {"run_id": str(req.run_id), "status": "completed", "stages": []}
+            return RetryResult(run_id=req.run_id, status="completed").model_dump(mode="json")
         # A completed run may still hold a failed optional pass (contradictions, supersession).
         stages = uow.runs.reopen(req.run_id)
     start_runs([(req.run_id, stages)])
-    return {"run_id": str(req.run_id), "status": "pending", "stages": stages}
+    return RetryResult(run_id=req.run_id, status="pending", stages=stages).model_dump(mode="json")
 
 
 @engram_task("engram.status", payload=StatusRequest)
 def status(self, req: StatusRequest) -> dict:
-    return run_status(req).model_dump(mode="json")
+    return status_result(req).model_dump(mode="json")
 
 
 @engram_task("engram.forget", payload=ForgetRequest)

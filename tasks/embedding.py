@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from engram.adapters import metrics
+from engram.adapters import broker, metrics
 from engram.adapters.embed import get_embedder
 from engram.adapters.redis_client import best_effort
 from engram.adapters.store import Store
@@ -63,20 +63,10 @@ def work_waiting(settings, queues: list[str] | None = None) -> bool:
         queues = list(getattr(app.amqp.queues, "consume_from", None) or {}) or list(settings.pipeline_queues)
     queues = [q for q in queues if q != settings.queue_embed]
     try:
-        with app.pool.acquire(block=True, timeout=2) as conn:
-            return any(_depth(conn.default_channel, q) > 0 for q in queues)
+        return broker.any_waiting(app, queues, timeout=2)
     except Exception:  # noqa: BLE001 - a hint: an unreachable broker means wait here, as before
         log.debug("could not read queue depths; waiting for vectors in place", exc_info=True)
         return False
-
-
-def _depth(channel, queue: str) -> int:
-    from kombu.exceptions import ChannelError
-
-    try:
-        return channel.queue_declare(queue=queue, passive=True).message_count
-    except ChannelError:  # Redis keeps no key for an empty list: "no queue" means none waiting
-        return 0
 
 
 @engram_task("engram.embed.batch")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from engram.adapters.store import Store
-from engram.models.payloads.export import ExportRequest, ImportRequest
+from engram.models.payloads.export import ExportPage, ExportRequest, ImportRequest, ImportResult
 from engram.pipelines import export
 from engram.pipelines.errors import BadInput
 from engram.settings import get_settings
@@ -32,7 +32,7 @@ def export_page(self, req: ExportRequest) -> dict:
         head = None if req.cursor else uow.export.header(
             dataset, model=s.embedding_model, dimension=s.embedding_dimension, now=now())
         records, cursor = uow.export.page(dataset, req.cursor, req.limit)
-    return {"header": head, "records": [{"table": t, "row": r} for t, r in records], "cursor": cursor}
+    return ExportPage(header=head, records=[{"table": t, "row": r} for t, r in records], cursor=cursor).model_dump()
 
 
 @engram_task("engram.import", payload=ImportRequest)
@@ -48,7 +48,8 @@ def import_part(self, req: ImportRequest) -> dict:
         raise BadInput(f"import {req.import_id}: part {req.part} arrived with {before} parts staged "
                        "(send parts in order from 0, within an hour)")
     if not req.last:
-        return {"status": "staged", "import_id": req.import_id, "parts": max(before, req.part + 1)}
+        return ImportResult(status="staged", import_id=req.import_id,
+                            parts=max(before, req.part + 1)).model_dump(exclude_unset=True)
     parts = staging.staged_parts(scope, req.import_id)[:req.part + 1]
 
     def objects():
@@ -64,4 +65,4 @@ def import_part(self, req: ImportRequest) -> dict:
                                        embed=embedder_port)
     finally:
         staging.drop_parts(scope, req.import_id)
-    return result.as_dict()
+    return ImportResult(**result.as_dict()).model_dump(exclude_unset=True)

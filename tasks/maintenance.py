@@ -1,69 +1,44 @@
-"""Maintenance tasks driven by beat: sweeps of abandoned work."""
+"""The producer requests of the graph passes (SPEC 7): a whole-dataset contradiction check or
+temporal supersession. The passes themselves are declared in pipelines/maintenance/flow.py and
+run by tasks/engine.py, inside cognify runs or as the one stage of a "maintenance" run.
+"""
 
 from __future__ import annotations
 
-import logging
+import uuid
 
 from engram.adapters.store import Store
-from engram.pipelines.flows import BY_NAME as FLOWS
-from engram.settings import get_settings
+from engram.models.payloads import ContradictionCheckRequest, MaintenanceAccepted, SupersedeRequest
+from engram.pipelines.maintenance.flow import (
+    DATASET_SCOPE,
+    MAINTENANCE,
+    contradiction_options,
+    supersession_options,
+)
+from engram.pipelines.maintenance.supersession import normalise_functional
 from engram.tasks.base import engram_task
-
-log = logging.getLogger("engram.maintenance")
-
-
-def _pipeline_backlog(settings) -> int:
-    """Messages waiting in the pipeline queues (any if the broker cannot say: assume a backlog)."""
-    from engram.tasks.status import queue_depths
-
-    try:
-        depths = queue_depths()
-    except Exception:  # noqa: BLE001 - the broker is away: do not resume anything on a guess
-        log.warning("sweep: queue depths unavailable; runs between stages are left alone")
-        return 1
-    return sum(n for q, n in depths.items() if q != settings.queue_api)
+from engram.tasks.engine import start_runs
 
 
-@engram_task("engram.maintenance.sweep_runs")
-def sweep_runs(self) -> dict:
-    """Resume runs whose worker died (no heartbeat), or fail them after run_max_attempts.
-
-    Every flow whose runs live in pipeline_runs is swept (cognify, whole-dataset graph passes,
-    capture); improve runs end with their claim (engram.improve.sweep_claims).
-    A run with a stage running goes stale after the heartbeat timeout; a pending one only after
-    the broker's visibility timeout; one between stages after the heartbeat timeout only when
-    no message waits in the pipeline queues (else after the visibility timeout), since a long
-    queue is not a dead worker.
-    """
-    from engram.tasks.engine import start_runs
-
-    settings = get_settings()
-    resumed, failed = [], []
-    backlog: int | None = None
+def _start_pass(dataset_name: str, user: str, options: dict) -> dict:
+    """A one-stage maintenance run over the dataset, enqueued after its rows are committed."""
+    run_id = uuid.uuid4()
+    stages = MAINTENANCE.stages_for(options)
     with Store().unit_of_work() as uow:
-        for run in uow.runs.stale(settings.run_heartbeat_timeout_seconds):
-            flow = FLOWS.get(run["pipeline"])
-            if flow is None or flow.runs != "pipeline":
-                continue
-            if not uow.runs.stale_since(run, settings.visibility_timeout):
-                if run["status"] == "pending":
-                    continue  # still queued behind other work, most likely
-                if not any(s["status"] == "running" for s in uow.runs.stages(run["id"])):
-                    # Between stages: its next message waits in a queue, or died with a worker
-                    # that held it. While messages wait, a long queue is not a dead worker (a
-                    # worker that dies mid-stage leaves that stage `running`).
-                    if backlog is None:
-                        backlog = _pipeline_backlog(settings)
-                    if backlog:
-                        continue
-            if run["attempts"] + 1 >= settings.run_max_attempts:
-                uow.runs.finish_run(run["id"], "failed", error="abandoned: no worker finished it after "
-                                    f"{run['attempts'] + 1} attempts (retry with engram.cognify)")
-                failed.append(run["id"])
-            else:
-                resumed.append((flow, run["id"], uow.runs.reopen(run["id"])))
-    for flow, run_id, stages in resumed:  # each resumed run is its own chain: no dataset callback to rebuild
-        start_runs([(run_id, stages)], flow)
-    if resumed or failed:
-        log.warning("sweep: resumed %d runs, failed %d", len(resumed), len(failed))
-    return {"resumed": [str(r) for _, r, _ in resumed], "failed": [str(r) for r in failed]}
+        dataset = uow.access.authorise(dataset_name, user, "write")
+        uow.runs.open(run_id, MAINTENANCE.name, stages, dataset=dataset,
+                      params={"options": options, "scope": DATASET_SCOPE})
+    start_runs([(run_id, stages)], MAINTENANCE)
+    return MaintenanceAccepted(status="accepted", dataset=dataset_name, stage=stages[0], run_id=run_id).model_dump(
+        mode="json")
+
+
+@engram_task("engram.maintenance.check_contradictions", payload=ContradictionCheckRequest)
+def check_contradictions(self, req: ContradictionCheckRequest) -> dict:
+    return _start_pass(req.dataset, req.user, contradiction_options())
+
+
+@engram_task("engram.maintenance.supersede", payload=SupersedeRequest)
+def supersede(self, req: SupersedeRequest) -> dict:
+    normalise_functional(req.functional_relationships)  # a bad declaration fails here, before any run
+    return _start_pass(req.dataset, req.user, supersession_options(req.functional_relationships))

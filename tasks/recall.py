@@ -24,6 +24,7 @@ from engram.pipelines.intake import writable_dataset
 from engram.pipelines.recall.context import Scope
 from engram.pipelines.recall.completion import render_context
 from engram.pipelines.recall.engine import RecallPorts, entry_id, run_recall, session_entry
+from engram.pipelines.recall.registry import AGENT_MEMORY, is_agentic
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 from engram.tasks.observe import observed_recall
@@ -47,7 +48,7 @@ class _ContextOnly:
     generates = False
 
 
-def context_items(question: str, dataset: str, user: str, top_k: int, search_type: str = "GRAPH_COMPLETION",
+def context_items(question: str, dataset: str, user: str, top_k: int, search_type: str = AGENT_MEMORY.value,
                   embedder=None) -> list:
     """Retrieved items (no generated answer) of one readable dataset."""
     req = RecallRequest(question=question, datasets=[dataset], user=user, top_k=top_k, search_type=search_type)
@@ -59,7 +60,7 @@ def context_items(question: str, dataset: str, user: str, top_k: int, search_typ
 
 
 def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None) -> RecallResult:
-    """AGENTIC_COMPLETION: the bounded tool loop over one read-authorised dataset (SPEC 8)."""
+    """The agentic search type: the bounded tool loop over one read-authorised dataset (SPEC 8)."""
     from engram.adapters.llm import usage
     from engram.celery_app import app
     from engram.pipelines.agentic.completion import AgenticPorts, agentic_recall
@@ -95,7 +96,7 @@ def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id
     with usage.usage_scope() as spent:
         ports = AgenticPorts(
             gateway=gateway or gateway_from_settings(settings), registry=registry, grants=grants,
-            memory=lambda q, k: context_items(q, name, req.user, k, "GRAPH_COMPLETION", embedder),
+            memory=lambda q, k: context_items(q, name, req.user, k, AGENT_MEMORY.value, embedder),
             search=search, remember=remember, skills=skills, tools=[*stored_tools, *host_specs],
             limits=Limits(settings.agent_max_iterations, settings.agent_max_tokens, settings.agent_max_seconds),
             tokens_used=lambda: spent.prompt_tokens + spent.completion_tokens)
@@ -117,7 +118,7 @@ def recall_query(req: RecallRequest, *, embedder=None, gateway=None, request_id:
                  exact_scan: bool = False) -> RecallResult:
     """Library form of engram.recall (the task calls this). `embedder` / `gateway` override the
     configured ones; `exact_scan` bypasses the vector indexes (benchmarks compare against it)."""
-    if req.search_type == "AGENTIC_COMPLETION":
+    if is_agentic(req.search_type):
         return agentic_query(req, embedder=embedder, gateway=gateway, request_id=request_id)
     settings = get_settings()
     with Store().unit_of_work() as uow:

@@ -6,7 +6,6 @@ answer whatever happens to the automatic improve it may request afterwards.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -16,13 +15,14 @@ from engram.adapters import claims as claim_keys
 from engram.adapters.redis_client import get_redis
 from engram.adapters.store import Store
 from engram.adapters.store.access import require_run
-from engram.models.payloads import FeedbackRequest, RememberRequest, SessionsRequest, SessionStored
+from engram.models.payloads import (FeedbackRecorded, FeedbackRequest, RememberRequest, SessionsReport,
+                                   SessionsRequest, SessionStored)
 from engram.pipelines import ids
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
 from engram.pipelines.intake import writable_dataset
 from engram.pipelines.relative_dates import dates_said
-from engram.settings import get_settings
+from engram.settings import get_settings, load_configured
 from engram.tasks.base import engram_task
 
 log = logging.getLogger("engram.sessions")
@@ -58,9 +58,8 @@ def admission_callback(path: str | None) -> Callable[[dict], object] | None:
     """The host's callback from 'module:function' (or 'module.function'); unloadable = none (fail-open)."""
     if not path:
         return None
-    module, _, name = path.partition(":") if ":" in path else path.rpartition(".")
     try:
-        return getattr(importlib.import_module(module), name)
+        return load_configured(path)
     except Exception:
         log.warning("admission callback %r cannot be loaded; allowing improves (fail-open)", path, exc_info=True)
         return None
@@ -99,9 +98,8 @@ def feedback(self, req: FeedbackRequest) -> dict:
         entry = uow.sessions.entry(req.entry_id, lock=True)
         require_run(uow, entry, req.entry_id, req.user, "write", what="session entry")
         row = uow.sessions.record_feedback(req.entry_id, req.feedback == "helpful", req.score)
-    return {"status": "recorded", "entry_id": str(req.entry_id), "session_id": row["session_id"],
-            "helpful_count": row["helpful_count"], "harmful_count": row["harmful_count"],
-            "confidence": row["confidence"]}
+    return FeedbackRecorded(entry_id=req.entry_id, session_id=row["session_id"], helpful_count=row["helpful_count"],
+                            harmful_count=row["harmful_count"], confidence=row["confidence"]).model_dump(mode="json")
 
 
 @engram_task("engram.sessions", payload=SessionsRequest)
@@ -126,8 +124,8 @@ def sessions(self, req: SessionsRequest) -> dict:
                 "runs": [run_summary(uow, run) for run in runs],
                 **_learning(uow, dataset, r["session_id"]),
             })
-    return {"dataset": req.dataset, "dataset_id": str(dataset),
-            "dataset_claim": holders.get(claim_keys.dataset_key(dataset)), "sessions": out}
+    return SessionsReport(dataset=req.dataset, dataset_id=dataset, dataset_claim=holders.get(claim_keys.dataset_key(dataset)),
+                          sessions=out).model_dump(mode="json")
 
 
 def _learning(uow, dataset, session_id: str) -> dict:

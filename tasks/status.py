@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from kombu.exceptions import ChannelError
-
+from engram.adapters import broker
 from engram.adapters.store import Store
 from engram.adapters.store.access import UnknownDataset, require_run
 from engram.models.payloads import RunStatus, StageStatus, StatusRequest, StatusResult
@@ -25,7 +24,7 @@ def _runs(uow, runs: list[dict]) -> list[RunStatus]:
     ) for run in runs]
 
 
-def run_status(req: StatusRequest, app=None) -> StatusResult:
+def status_result(req: StatusRequest, app=None) -> StatusResult:
     """`app`: the Celery app whose broker holds the queues (default: Engram's configured one)."""
     with Store().unit_of_work() as uow:
         if req.run_id is not None:
@@ -41,17 +40,7 @@ def queue_depths(app=None) -> dict[str, int]:
     """Messages waiting in each Engram queue (not those a worker holds), through the broker itself."""
     if app is None:
         from engram.celery_app import app
-    depths = {}
-    with app.connection_for_read() as conn:
-        for name in get_settings().queues:
-            channel = conn.channel()  # a failed passive declare may close an AMQP channel
-            try:
-                depths[name] = channel.queue_declare(name, passive=True).message_count
-            except ChannelError:  # never declared: nothing ever waited there
-                depths[name] = 0
-            finally:
-                channel.close()
-    return depths
+    return broker.queue_depths(app, get_settings().queues)
 
 
 # ------------------------------------------------------------------ local reads for the CLI

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection, text
 
-from engram.adapters.store.search_sql import facts_only
+from engram.adapters.store.search_sql import CONFLICT, facts_only
 
 _FACT = facts_only()
 _EDGE_COLUMNS = (
@@ -185,7 +185,7 @@ class BrowseRepository:
             return []
         rows = self.conn.execute(text(
             "SELECT g.id, g.source_id, g.target_id, g.properties, g.edge_text FROM edges g"
-            " WHERE g.dataset_id = :d AND g.relationship = 'contradicts'"
+            f" WHERE g.dataset_id = :d AND {CONFLICT}"
             " AND (g.source_id = ANY(:n) OR g.target_id = ANY(:n)) ORDER BY g.id"),
             {"d": dataset, "n": list(ends)}).mappings()
         return [dict(r) for r in rows]

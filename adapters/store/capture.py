@@ -23,9 +23,10 @@ from engram.models.tables import (
     summaries,
 )
 from engram.pipelines import ids
+from engram.pipelines.facts import CONTRADICTS
 
 Vectors = dict[Any, list[float]]
-REASONED = ("contradicts", "caused_by", "led_to", "supersedes")  # relationships the reasoner reads
+REASONED = (CONTRADICTS, "caused_by", "led_to", "supersedes")  # relationships the reasoner reads
 
 
 def object_chunk(object_id: uuid.UUID) -> uuid.UUID:

@@ -19,7 +19,9 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from engram.adapters.store.embeddings import forget_embeddings
+from engram.adapters.store.search_sql import MENTIONS, kind_is
 from engram.adapters.store.spans import refresh_spans
+from engram.pipelines.facts import CONTAINS, CONTRADICTS, without_description
 
 Counts = dict[str, int]
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -130,38 +132,7 @@ class ForgetRepository:
         captured_edges = CaptureRepository(self.conn).forget(items)
         counts["edges"] += len(captured_edges)
         self.removed_ids.update(str(e) for e in captured_edges)
-        linked = self._ids("SELECT DISTINCT target_id FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
-                           " AND relationship = 'contains'", **c)
-        removed = self._ids("DELETE FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
-                            " OR target_id = ANY(CAST(:c AS uuid[])) RETURNING id", **c)
-        shrunk = self._ids(
-            "UPDATE edges SET provenance = ARRAY(SELECT unnest(provenance) EXCEPT SELECT unnest(CAST(:c AS uuid[])))"
-            " WHERE provenance && CAST(:c AS uuid[]) RETURNING id", **c)
-        # A conflict or a fact that cited the item in part: its text may quote the item.
-        removed += self._ids("DELETE FROM edges WHERE id = ANY(CAST(:s AS uuid[])) AND relationship = 'contradicts'"
-                             " RETURNING id", s=shrunk)
-        removed += self._ids("DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[]))"
-                             " AND cardinality(provenance) = 0 RETURNING id", **c)
-        gone = [str(r) for r in removed]
-        removed += self._ids(
-            "DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[])) AND relationship = 'contradicts'"
-            " AND (properties->>'first_edge_id' = ANY(:g) OR properties->>'second_edge_id' = ANY(:g)) RETURNING id",
-            d=datasets, g=gone)
-        # A fact that lost to a forgotten one is current again.
-        self.conn.execute(text(
-            "UPDATE edges SET superseded = false, superseded_by = NULL, supersession_reason = NULL, valid_to = NULL"
-            " WHERE superseded_by = ANY(CAST(:r AS uuid[]))"), {"r": removed})
-        # Surviving facts keep their identity but lose a description the item may have given them.
-        survivors = self.conn.execute(text(
-            "UPDATE edges SET properties = properties - 'description',"
-            " edge_text = CASE WHEN position(': ' in edge_text) > 0"
-            "   THEN left(edge_text, position(': ' in edge_text) - 1) ELSE edge_text END, updated_at = now()"
-            " WHERE id = ANY(CAST(:s AS uuid[])) AND NOT id = ANY(CAST(:r AS uuid[])) RETURNING id, edge_text"),
-            {"s": shrunk, "r": removed}).all()
-        for row in survivors:
-            rewritten[row.id] = row.edge_text
-        for r in removed:
-            rewritten.pop(r, None)
+        linked, removed, shrunk = self._forget_edges(chunk_ids, datasets, rewritten)
         counts["edges"] += len(removed)
         self.removed_ids.update(str(i) for i in [*items, *chunk_ids, *removed])
         counts["chunks"] += self.conn.execute(
@@ -184,28 +155,74 @@ class ForgetRepository:
         forget_embeddings(self.conn, items)  # reuse vectors and pending texts no remaining item uses
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
-        gone_entities = self.conn.execute(text(
-            "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
-            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
-            # A captured object's node stays while its object does, linked or not.
-            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.id, e.name"), c).all()
-        counts["entities"] += len(gone_entities)
-        self.removed_texts.extend(e.name for e in gone_entities)
-        self.removed_ids.update(str(e.id) for e in gone_entities)
-        # A kept entity's description may be the item's: take it from a remaining mention instead.
-        self.conn.execute(text(
-            "UPDATE entities e SET description = coalesce((SELECT substr(g.edge_text, position(': ' in g.edge_text) + 2)"
-            "   FROM edges g WHERE g.target_id = e.id AND g.relationship = 'contains'"
-            "   AND position(': ' in g.edge_text) > 0 ORDER BY g.created_at, g.id LIMIT 1), '')"
-            " WHERE e.id = ANY(CAST(:l AS uuid[]))"), {"l": linked})
-        self.conn.execute(text(
-            "DELETE FROM entity_types t WHERE t.dataset_id = ANY(CAST(:d AS uuid[]))"
-            " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), c)
+        counts["entities"] += self._forget_entities(datasets, linked)
         counts["runs"] += self._tombstone(runs)
         if not entries:
             return lesson_items
         return lesson_items + self._ids("SELECT id FROM data_items WHERE source LIKE ANY(CAST(:s AS text[]))",
                                         s=[f"session:%#{e}" for e in entries])
+
+    def _forget_edges(self, chunk_ids: list[uuid.UUID], datasets: list[uuid.UUID],
+                      rewritten: dict[uuid.UUID, str]) -> tuple[list[uuid.UUID], list[uuid.UUID], list[uuid.UUID]]:
+        """The forgotten chunks' edges: (entities they mentioned, edges removed, edges that cited them)."""
+        c = {"c": chunk_ids, "d": datasets}
+        linked = self._ids("SELECT DISTINCT target_id FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
+                           f" AND {kind_is(CONTAINS, 'relationship')}", **c)
+        removed = self._ids("DELETE FROM edges WHERE source_id = ANY(CAST(:c AS uuid[]))"
+                            " OR target_id = ANY(CAST(:c AS uuid[])) RETURNING id", **c)
+        shrunk = self._ids(
+            "UPDATE edges SET provenance = ARRAY(SELECT unnest(provenance) EXCEPT SELECT unnest(CAST(:c AS uuid[])))"
+            " WHERE provenance && CAST(:c AS uuid[]) RETURNING id", **c)
+        # A conflict or a fact that cited the item in part: its text may quote the item.
+        conflict = kind_is(CONTRADICTS, "relationship")
+        removed += self._ids(f"DELETE FROM edges WHERE id = ANY(CAST(:s AS uuid[])) AND {conflict} RETURNING id", s=shrunk)
+        removed += self._ids("DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[]))"
+                             " AND cardinality(provenance) = 0 RETURNING id", **c)
+        gone = [str(r) for r in removed]
+        removed += self._ids(
+            f"DELETE FROM edges WHERE dataset_id = ANY(CAST(:d AS uuid[])) AND {conflict}"
+            " AND (properties->>'first_edge_id' = ANY(:g) OR properties->>'second_edge_id' = ANY(:g)) RETURNING id",
+            d=datasets, g=gone)
+        # A fact that lost to a forgotten one is current again.
+        self.conn.execute(text(
+            "UPDATE edges SET superseded = false, superseded_by = NULL, supersession_reason = NULL, valid_to = NULL"
+            " WHERE superseded_by = ANY(CAST(:r AS uuid[]))"), {"r": removed})
+        # Surviving facts keep their identity but lose a description the item may have given them.
+        survivors = self.conn.execute(text(
+            "SELECT id, edge_text, properties->>'description' AS description FROM edges"
+            " WHERE id = ANY(CAST(:s AS uuid[])) AND NOT id = ANY(CAST(:r AS uuid[])) ORDER BY id"),
+            {"s": shrunk, "r": removed}).all()
+        texts = {row.id: without_description(row.edge_text, row.description) for row in survivors}
+        if texts:
+            self.conn.execute(text(
+                "UPDATE edges g SET properties = g.properties - 'description', edge_text = v.t, updated_at = now()"
+                " FROM unnest(CAST(:i AS uuid[]), CAST(:t AS text[])) AS v(i, t) WHERE g.id = v.i"),
+                {"i": list(texts), "t": list(texts.values())})
+        rewritten.update(texts)
+        for r in removed:
+            rewritten.pop(r, None)
+        return linked, removed, shrunk
+
+    def _forget_entities(self, datasets: list[uuid.UUID], linked: list[uuid.UUID]) -> int:
+        """Entities nothing links any more go (with unused types); a kept one the forgotten chunks
+        mentioned takes its description from a remaining mention. Returns how many went."""
+        gone_entities = self.conn.execute(text(
+            "DELETE FROM entities e WHERE e.dataset_id = ANY(CAST(:d AS uuid[])) AND NOT EXISTS ("
+            " SELECT 1 FROM edges g WHERE g.source_id = e.id OR g.target_id = e.id)"
+            # A captured object's node stays while its object does, linked or not.
+            " AND NOT EXISTS (SELECT 1 FROM capture_objects o WHERE o.id = e.id) RETURNING e.id, e.name"),
+            {"d": datasets}).all()
+        self.removed_texts.extend(e.name for e in gone_entities)
+        self.removed_ids.update(str(e.id) for e in gone_entities)
+        self.conn.execute(text(
+            "UPDATE entities e SET description = coalesce((SELECT g.properties->>'description'"
+            f"   FROM edges g WHERE g.target_id = e.id AND {MENTIONS}"
+            "   AND coalesce(g.properties->>'description', '') <> '' ORDER BY g.created_at, g.id LIMIT 1), '')"
+            " WHERE e.id = ANY(CAST(:l AS uuid[]))"), {"l": linked})
+        self.conn.execute(text(
+            "DELETE FROM entity_types t WHERE t.dataset_id = ANY(CAST(:d AS uuid[]))"
+            " AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.type_id = t.id)"), {"d": datasets})
+        return len(gone_entities)
 
     def _forget_learned(self, items: list[uuid.UUID], entries: list[uuid.UUID]) -> list[uuid.UUID]:
         """What improve learned from forgotten items or entries: lessons (and their documents, which

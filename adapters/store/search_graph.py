@@ -10,7 +10,7 @@ from datetime import date, datetime
 
 from sqlalchemy import Connection, text
 
-from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _YEAR_RE, _vector, _window_sql
+from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _YEAR_RE, CONFLICT, MENTIONS, _vector, _window_sql
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEARS
 from engram.pipelines.recall.names import like_words
@@ -175,7 +175,7 @@ class GraphReads:
                 "SELECT g.source_id AS chunk_id, e.id, e.name, e.display_name, t.name AS type,"
                 " COALESCE((g.properties->>'main')::boolean, false) AS main"
                 " FROM edges g JOIN entities e ON e.id = g.target_id LEFT JOIN entity_types t ON t.id = e.type_id"
-                " WHERE g.relationship = 'contains' AND g.source_id = ANY(:c) AND g.dataset_id = ANY(:ds)"
+                f" WHERE {MENTIONS} AND g.source_id = ANY(:c) AND g.dataset_id = ANY(:ds)"
                 " ORDER BY g.source_id, e.name"
             ),
             {"c": list(chunk_ids), "ds": list(datasets)},
@@ -217,7 +217,7 @@ class GraphReads:
                 " links AS (SELECT g.source_id AS chunk_id, ents.id, ents.name, ents.display_name, ents.type_id,"
                 "  COALESCE((g.properties->>'main')::boolean, false) AS main,"
                 "  count(*) OVER (PARTITION BY ents.id) AS degree"
-                "  FROM ents JOIN edges g ON g.target_id = ents.id AND g.relationship = 'contains'"
+                f"  FROM ents JOIN edges g ON g.target_id = ents.id AND {MENTIONS}"
                 "  WHERE g.dataset_id = ANY(:ds)"
                 + (f" AND g.source_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
                    f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + ")"
@@ -253,7 +253,7 @@ class GraphReads:
         rows = self.conn.execute(
             text(
                 "SELECT g.id, g.source_id, g.target_id, g.properties FROM edges g"
-                " WHERE g.dataset_id = ANY(:ds) AND g.relationship = 'contradicts'"
+                f" WHERE g.dataset_id = ANY(:ds) AND {CONFLICT}"
                 " AND (g.source_id = ANY(:n) OR g.target_id = ANY(:n)) ORDER BY g.id"
             ),
             {"ds": list(datasets), "n": list(entity_ids)},

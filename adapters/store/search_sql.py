@@ -7,12 +7,22 @@ from collections.abc import Sequence
 
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEAR
-from engram.pipelines.facts import NOT_FACTS
+from engram.pipelines.facts import CONTAINS, CONTRADICTS, NOT_FACTS
 
 
 def facts_only(column: str = "g.relationship") -> str:
     """SQL: the edge is a fact (which edges are: pipelines/facts)."""
     return f"{column} NOT IN ({', '.join(repr(r) for r in sorted(NOT_FACTS))})"
+
+
+def kind_is(kind: str, column: str = "g.relationship") -> str:
+    """SQL: the edge is of this structural kind (pipelines/facts: CONTAINS, CONTRADICTS)."""
+    assert kind in NOT_FACTS, kind
+    return f"{column} = {kind!r}"
+
+
+MENTIONS = kind_is(CONTAINS)  # a chunk -> entity edge
+CONFLICT = kind_is(CONTRADICTS)  # a contradiction between two facts
 
 
 _NOT_FACT = facts_only()

@@ -68,6 +68,13 @@ class CaptureReprocessRequest(Payload):
     object_id: uuid.UUID
 
 
+class CaptureReprocessed(BaseModel):
+    object_id: uuid.UUID
+    run_id: uuid.UUID
+    status: Literal["pending"] = "pending"
+    stages: list[str]
+
+
 class CaptureStatus(BaseModel):
     """Where a capture stands, read from its run: complete when no stage failed, partial when an
     (optional) stage failed and the object is stored; failed only if the run was abandoned."""

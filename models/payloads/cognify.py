@@ -160,6 +160,14 @@ class RetryRequest(Payload):
     user: str = Field(default="default", pattern=NAME)
 
 
+class RetryResult(BaseModel):
+    """engram.cognify: the retried run and the stages its chain runs again (none: it was done)."""
+
+    run_id: uuid.UUID
+    status: Literal["completed", "pending"]
+    stages: list[str] = Field(default_factory=list)
+
+
 class ForgetRequest(Payload):
     dataset: str = Field(pattern=NAME)
     user: str = Field(default="default", pattern=NAME)

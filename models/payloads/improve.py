@@ -68,3 +68,21 @@ class SessionsRequest(Payload):
 class ImproveRunRequest(Payload):
     run_id: uuid.UUID
     user: str = Field(default="default", pattern=NAME)
+
+
+class FeedbackRecorded(BaseModel):
+    status: Literal["recorded"] = "recorded"
+    entry_id: uuid.UUID
+    session_id: str
+    helpful_count: int
+    harmful_count: int
+    confidence: float | None = None
+
+
+class SessionsReport(BaseModel):
+    """engram.sessions: per session its entries, pending work, learning and recent improve runs."""
+
+    dataset: str
+    dataset_id: uuid.UUID
+    dataset_claim: dict | None = None
+    sessions: list[dict]

@@ -30,6 +30,7 @@ class RecallRequest(Payload):
     @model_validator(mode="after")
     def _capture_filters(self) -> RecallRequest:
         from engram.pipelines.capture.vocabulary import OBJECT_TYPES
+        from engram.pipelines.recall.registry import named
 
         self.object_types = [t.strip().lower() for t in self.object_types]
         self.tags = [t.strip().lower() for t in self.tags if t.strip()]
@@ -37,26 +38,29 @@ class RecallRequest(Payload):
         if unknown:
             raise ValueError(f"unknown object type(s) {', '.join(unknown)}; expected {', '.join(OBJECT_TYPES)}")
         if self.object_types or self.project or self.tags:
-            if self.search_type not in (None, "CAPTURES"):
-                raise ValueError("object_types / project / tags filter captured objects: use search_type CAPTURES")
-            self.search_type = "CAPTURES"
+            captures = named("capture_filters")
+            if self.search_type not in (None, captures):
+                raise ValueError(f"object_types / project / tags filter captured objects: use search_type {captures}")
+            self.search_type = captures
         return self
 
     @property
     def capture_filter(self) -> dict:
         return {"types": self.object_types, "project": self.project or None, "tags": self.tags}
 
-    # AGENTIC_COMPLETION only (SPEC 8): which of the dataset's skills and tools to offer.
+    # The agentic search type only (SPEC 8): which of the dataset's skills and tools to offer.
     skills: list[str] | None = Field(default=None, max_length=50)
     tools: list[str] | None = Field(default=None, max_length=50)
 
     @model_validator(mode="after")
     def _agentic_only(self) -> RecallRequest:
-        agentic = self.search_type == "AGENTIC_COMPLETION"
+        from engram.pipelines.recall.registry import is_agentic, named
+
+        agentic = is_agentic(self.search_type)
         if not agentic and (self.skills is not None or self.tools is not None):
-            raise ValueError("skills and tools go with search_type AGENTIC_COMPLETION only")
+            raise ValueError(f"skills and tools go with search_type {named('agentic')} only")
         if agentic and len(self.datasets) != 1:
-            raise ValueError("AGENTIC_COMPLETION needs exactly one dataset in 'datasets'")
+            raise ValueError(f"{named('agentic')} needs exactly one dataset in 'datasets'")
         return self
 
     @field_validator("question")

@@ -10,8 +10,8 @@ from typing import Any
 
 from engram.pipelines.agentic.skills import SkillError, skill_page
 from engram.pipelines.agentic.tools import HandlerRegistry, ToolContext, ToolInvocationError, ToolSpec
-
-SEARCHABLE = ("CHUNKS", "CHUNKS_LEXICAL", "SUMMARIES", "GRAPH_COMPLETION", "TRIPLET_COMPLETION", "TEMPORAL")
+from engram.pipelines.recall.registry import AGENT_SEARCH_DEFAULT
+from engram.pipelines.recall.registry import AGENT_SEARCHABLE as SEARCHABLE
 MAX_NOTE_CHARS = 20_000
 
 
@@ -26,7 +26,7 @@ def search_memory(ctx: ToolContext, arguments: dict[str, Any]) -> str:
     query = arguments.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolInvocationError("query must be a non-blank string")
-    search_type = arguments.get("search_type", "CHUNKS")
+    search_type = arguments.get("search_type", AGENT_SEARCH_DEFAULT)
     if search_type not in SEARCHABLE:
         raise ToolInvocationError(f"search_type must be one of {list(SEARCHABLE)}, not {search_type!r}")
     return ctx.ports.recall(query, search_type, _int(arguments, "top_k", 5, 1, 20))
@@ -51,7 +51,7 @@ def remember_note(ctx: ToolContext, arguments: dict[str, Any]) -> str:
 
 BUILTIN_TOOLS = (
     ToolSpec("search_memory", "search this dataset's memory", "builtin:search_memory",
-             {"query": "what to look for", "search_type": f"one of {', '.join(SEARCHABLE)} (default CHUNKS)",
+             {"query": "what to look for", "search_type": f"one of {', '.join(SEARCHABLE)} (default {AGENT_SEARCH_DEFAULT})",
               "top_k": "how many items, 1..20 (default 5)"}, ("query",), "read"),
     ToolSpec("load_skill", "open a skill's procedure (long ones in pages)", "builtin:load_skill",
              {"name": "the skill's name", "page": "page number, from 1 (default 1)"}, ("name",), "read"),

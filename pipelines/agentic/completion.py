@@ -15,9 +15,10 @@ from engram.pipelines.agentic.loop import AgentOutcome, AgentPorts, Limits, run_
 from engram.pipelines.agentic.skills import Skill
 from engram.pipelines.agentic.tools import Dispatcher, HandlerRegistry, ToolContext, ToolSpec, exposed_tools
 from engram.pipelines.recall.completion import answer_item, render_context
+from engram.pipelines.recall.registry import named
 
-AGENTIC = "AGENTIC_COMPLETION"
-NO_LLM_NOTE = ("AGENTIC_COMPLETION needs an LLM (none configured): the items are the retrieved memory; "
+AGENTIC = named("agentic")
+NO_LLM_NOTE = (f"{AGENTIC} needs an LLM (none configured): the items are the retrieved memory; "
                "set ENGRAM_LLM_MODEL to run the agent")
 
 

@@ -24,8 +24,13 @@ from engram.pipelines.facts import fact_text
 from engram.pipelines.flow import OPTIONAL, Flow, Stage
 
 
+def object_of(run: dict) -> uuid.UUID:
+    """The captured object a capture run works on: stored as a data item, the run's item is it."""
+    return run["data_item_id"]
+
+
 def _object(uow, ctx) -> dict:
-    obj = uow.capture.get(ctx.run["data_item_id"])
+    obj = uow.capture.get(object_of(ctx.run))
     if obj is None:
         raise BadInput(f"captured object of run {ctx.run['id']} was forgotten before its pipeline finished")
     return obj

@@ -11,6 +11,8 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from engram.pipelines.facts import CONTRADICTS
+
 MAX_ITERATIONS = 10
 
 Key = tuple[uuid.UUID, uuid.UUID, str]  # (source, target, relationship)
@@ -61,7 +63,7 @@ def _transitive(rel: str, rule: str):
 
 
 RULES = (
-    ("symmetric_contradicts", _symmetric("contradicts", "symmetric_contradicts")),
+    ("symmetric_contradicts", _symmetric(CONTRADICTS, "symmetric_contradicts")),
     ("inverse_caused_by_led_to", _inverse("caused_by", "led_to", "inverse_caused_by_led_to")),
     ("inverse_led_to_caused_by", _inverse("led_to", "caused_by", "inverse_led_to_caused_by")),
     ("transitive_supersedes", _transitive("supersedes", "transitive_supersedes")),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engram.pipelines.facts import CONTRADICTS
+
 OBJECT_TYPES = ("decision", "lesson", "fix", "session", "research", "source", "synthesis", "idea")
 DEFAULT_OBJECT_TYPE = "idea"
 
@@ -13,7 +15,7 @@ ENTITY_TYPES = ("technology", "project", "pattern", "concept")
 DEFAULT_ENTITY_TYPE = "concept"
 
 # The API spells predicates in camelCase; edges store them lower_snake like every relationship.
-PREDICATES = ("causedBy", "contradicts", "supports", "supersedes", "dependsOn", "ledTo", "implements", "mentions")
+PREDICATES = ("causedBy", CONTRADICTS, "supports", "supersedes", "dependsOn", "ledTo", "implements", "mentions")
 MENTIONS = "mentions"
 
 # Generic words that say nothing as graph nodes ("fix" in a fix object is not a pattern).

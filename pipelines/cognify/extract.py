@@ -14,7 +14,7 @@ from typing import Any
 from engram.models.graph import ChunkExtraction, Edge
 from engram.pipelines.dates import Stated, parse_when, sentences_naming, stated_interval
 from engram.pipelines.relative_dates import absolutise
-from engram.pipelines.facts import CONTAINS, fact_text
+from engram.pipelines.facts import CONTAINS, about_text, fact_text, mention_text
 from engram.pipelines.ids import (
     edge_id,
     entity_id,
@@ -120,10 +120,8 @@ def build_graph(
     for (chunk, chunk_text), extraction, context in zip(chunks, extractions, contexts):
         mentions = _resolve_nodes(dataset_id, extraction, entities, types)
         for mention in mentions.values():
-            text = f"Document chunk mentions {mention.name}"
-            if mention.description:
-                text += f": {mention.description}"
-            _add_edge(edges, dataset_id, chunk, mention.entity, CONTAINS, text, None, chunk)
+            text = mention_text(mention.name, mention.description)
+            _add_edge(edges, dataset_id, chunk, mention.entity, CONTAINS, text, mention.description, chunk)
         for edge in extraction.graph.edges:
             source = mentions.get(edge.source_node_id)
             target = mentions.get(edge.target_node_id)
@@ -236,7 +234,7 @@ def _link_main_entities(dataset: uuid.UUID, chunks: list[tuple[uuid.UUID, str]],
             ident = edge_id(dataset, chunk, ent, CONTAINS)
             existing = edges.get(ident)
             if existing is None:
-                edges[ident] = EdgeRow(ident, chunk, ent, CONTAINS, f"Document chunk is about {name}",
+                edges[ident] = EdgeRow(ident, chunk, ent, CONTAINS, about_text(name),
                                        {"main": True}, [chunk])
             else:
                 existing.properties["main"] = True

@@ -7,11 +7,7 @@ dense lane scores a conversation chunk by its windows instead: the mean over the
 best window of each width (`window_similarity`). Windows hold no text of their own, only their
 chunk, width, first turn and vector: their text is the chunk's lines `start .. start + width`.
 Chunks that are not conversations, and a chunk of one turn, have no windows (their own vector
-is their only one).
-
-Measured on the bench's eight conversations (bench/RESULTS.md, 2026-12-05): dense evidence
-recall@5 .559 with chunk vectors, .745 with the best 2-turn window, .755 with 2 and 3; fused
-with BM25 .719 -> .792.
+is their only one). What the windows gained on the bench's conversations: bench/NOTES.md.
 """
 
 from __future__ import annotations

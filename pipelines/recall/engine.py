@@ -16,7 +16,7 @@ from engram.pipelines.ids import recall_entry_id
 from engram.pipelines.recall import captures, timeline
 from engram.pipelines.recall.completion import complete, render_context
 from engram.pipelines.recall.context import RecallContext, Scope, TruthHook
-from engram.pipelines.recall.registry import REGISTRY
+from engram.pipelines.recall.registry import REGISTRY, serves
 from engram.pipelines.recall.router import DEFAULT_TYPE, route
 from engram.pipelines.recall.session import DEFAULT_LIMIT, match_session_entries, tokens
 
@@ -25,7 +25,7 @@ SESSION_CONTEXT_CHARS = 4000  # context kept with a stored session entry
 
 
 class UnsupportedSearchType(ValueError):
-    """A pinned search type recall cannot serve (e.g. AGENTIC_COMPLETION before SPEC §8)."""
+    """A pinned search type recall's engine cannot serve (the agentic one runs its own loop)."""
 
 
 @dataclass
@@ -80,14 +80,14 @@ def run_recall(req: RecallRequest, scope: Scope, ports: RecallPorts) -> RecallRe
             raise UnsupportedSearchType(f"search type {search_type.value} does not filter by node_sets; use one of "
                                         + ", ".join(sorted(t.value for t, r in REGISTRY.items() if r.node_sets)))
         search_type = DEFAULT_TYPE
-    if search_type not in REGISTRY:
+    if not serves(search_type):
         if pinned:
             raise UnsupportedSearchType(f"search type {search_type.value} is not available for recall")
         search_type = DEFAULT_TYPE
     ctx = RecallContext(req.question, req.top_k, scope, ports.search, ports.embedder,
                         EdgeWindow(req.as_of, req.include_history), ports.truth, bm25=ports.bm25,
                         filters=req.capture_filter)
-    if scope.datasets and search_type is not SearchType.CAPTURES:
+    if scope.datasets and REGISTRY[search_type].vector:
         ctx.prefetch_vector()
     remembered = session_items(req, scope, ports)
     sources = ["session"] if remembered else []

@@ -112,9 +112,7 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
 
     bridges: dict[uuid.UUID, multihop.Bridge] = {}
     if weights.get("graph"):
-        # The walk starts from the dense list's best passages: BM25 favours look-alikes of the
-        # question ("Jaws 2", "Jaws 3-D" for "the director of Jaws"), the dense list the passage
-        # about what the question names (natural set: bridge R@5 .64 -> .73 with dense seeds).
+        # The walk starts from the dense list's best passages (why: bench/NOTES.md).
         def first_hop() -> list[uuid.UUID]:
             if weights.get("dense"):
                 return dense()[:SEEDS]

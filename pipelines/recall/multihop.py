@@ -41,9 +41,8 @@ RESTART = 0.5  # share of a source's own mass kept in its score
 KEEP = 0.15  # passages scoring below this share of the best are noise, not bridges
 MAX_NGRAM = 6
 MAX_VIA = 4  # linking facts shown per passage
-# An entity named next to the question's relation word in a source passage ("directed by Steven
-# Spielberg" for "the director of Jaws", "commander Neil Armstrong" for "the commander of Apollo 11")
-# is the bridge the question asks for: its mass counts 1 + CUE times.
+# An entity named next to the question's relation word in a source passage is the bridge asked for:
+# its mass counts 1 + CUE times.
 CUE = 2.0
 CUE_BEFORE, CUE_AFTER = 5, 2  # words around the mention that may hold the relation word
 STEM = 5  # relation words match on their first letters: director ~ directed, composer ~ composed
@@ -157,7 +156,7 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     exact, named = question_names(ctx.question)
     asked = {r["name"]: r["display_name"] for r in (ctx.search.entities_named(ctx.datasets, exact) if exact else [])
              if _bridgeable(r)}
-    # "Jaws 2" asked for, "Jaws" is not: a name inside a longer name the question asks for is dropped.
+    # A name inside a longer name the question asks for is dropped.
     asked = {n: shown for n, shown in asked.items()
              if not any(other != n and f"_{n}_" in f"_{other}_" for other in asked)}
     if asked or named:
@@ -203,8 +202,7 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     dropped = set(loose[MAX_LOOSE_SURNAMES:])
     surnames = {n: c for n, c in surnames.items() if n not in dropped}
     links = _links(ctx, weight, surnames=surnames)
-    # A lone word finds full names ending in it only while it is rare itself: "Mozart" is a
-    # surname; "American" (in every other passage) would make "Scientific American" a bridge.
+    # A lone word finds full names ending in it only while it is rare itself (bench/NOTES.md).
     degree = {link["name"]: link["degree"] for link in links}
     rare = {n: c for n, c in surnames.items() if degree.get(n, MAX_ENTITY_PASSAGES + 1) <= MAX_SURNAME_PASSAGES}
     matching = Matcher(weight, [n for n, c in rare.items() if c], [n for n, c in rare.items() if not c])

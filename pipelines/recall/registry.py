@@ -3,8 +3,10 @@
 A recipe says everything recall does differently per type: the lane that retrieves, the fusion
 weights of the ranked lists it fuses, whether it ends in a generated answer (and whether a
 follow-up lookup comes first), the prompt instructions describing its context, and the router
-rules that vote for it (SPEC §5). Adding a search type means adding one recipe here; no other
-module names a search type (the router's default and FEELING_LUCKY aside).
+rules that vote for it (SPEC §5), and the roles it plays outside recall's route (the agentic
+tool loop, captured-object filters, the agent's tools). Adding a search type means adding one
+recipe here; no other module names a search type (the router's default and FEELING_LUCKY aside;
+tests/unit/test_architecture.py checks).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ Lane = Callable[[RecallContext], list[RecallItem]]
 
 @dataclass(frozen=True)
 class Recipe:
-    lane: Lane
+    lane: Lane | None  # None: recall's engine does not serve it (the agentic tool loop answers)
     completes: bool = False  # an LLM answer follows the retrieved context
     followup: bool = False  # before answering, ask for the missing piece and look it up (chain of thought)
     style: str | None = None  # what the context is, told to the answering model (prompts/recall.py)
@@ -40,6 +42,10 @@ class Recipe:
     # Weights that replace `weights`' entries when the question names one thing through another
     # (MULTI_HOP wording: "the director of X", "the woman who ..."): a second hop is what it asks.
     relational: Mapping[str, float] = field(default_factory=dict)
+    vector: bool = True  # its lane reads the question's embedding (computed ahead, meanwhile)
+    # Answered by the bounded tool loop (SPEC 8): it alone takes skills and tools, over one dataset.
+    agentic: bool = False
+    capture_filters: bool = False  # chosen whenever a recall filters captured objects (SPEC §9)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
@@ -51,33 +57,18 @@ class Recipe:
         return self.weights
 
 
-# Fusion of the passage lanes: dense and BM25 by their scores (lanes.fused_rows). The graph's
-# walk (bridges from the first hop, each scaled by the walk's strength for it) joins only when
-# the question asks through a second thing ("the director of X", "the woman who ..."), and then
-# counts triple beside dense and BM25 as rank lists, so a strong bridge stands beside passages
-# both agree on (bench/recall_quality.py: HotpotQA-style default route R@5 .89-.97). Other
-# questions gain nothing from a walk from their first hop and lose to its noise (chat fillers,
-# a knowledge base's shared words). Summary vectors stay out: offline summaries repeat the
-# chunk's opening, so they would count the dense signal twice.
+# Dense and BM25 fused by score; the graph's walk joins only for relational questions (why: bench/NOTES.md).
 HYBRID_WEIGHTS = {"dense": 1.0, "bm25": 1.0}
 RELATIONAL_WEIGHTS = {"graph": 3.0}
 
 _YEAR = rf"(?:{YEAR})"  # the one year rule (pipelines/dates)
-# A question earns the date filter only by naming a date or period: "in 2019", "before March 2015",
-# "between 2010 and 2020". "When did X do Y?" names none (any passage may hold its date) and
-# "above 1000 euros" names an amount. A year that qualifies a thing ("the 2017 horror film",
-# "Nirvana's 1991 album": a determiner or possessive before it, a word after it) names no period
-# either and matches as `skip`.
+# A question earns the date filter only by naming a date or period; a year qualifying a thing matches as `skip`.
 _TIME_WORDS = ("and|or|to|through|until|till|onwards?|in|on|at|by|for|from|with|when|where|while|as|of|"
                "after|before|since|during|between|around|about|versus|vs|compared|ad|bc|bce|ce|was|were|is|"
                "are|did|had|has|exactly|overall")
 ASKED_YEAR = (rf"(?P<skip>\b(?:the|a|an|its|his|her|their|this|that|\w+['\u2019]s)\s+(?:[\w-]+\s+)?"
               rf"(?:{YEAR})(?:[\u2013-]\d{{2,4}})?\s+(?!(?:{_TIME_WORDS})\b)[a-z])|{LONE_YEAR}")
-# Relational wording that names one thing through another ("the director of", "the woman who",
-# "the writer and director of", "the Austin-born designer who", "a pizza delivery boy who", "a spy
-# for which agency"). It also silences "a meeting that was held in 2023": a date question sent to
-# the hybrid route still finds its passages, where a two-hop question sent to TEMPORAL's date
-# filter loses its bridge.
+# Relational wording that names one thing through another ("the director of", "the woman who").
 MULTI_HOP = (r"\bthe\s+(?:[\w'\u2019-]+\s+){0,3}?(?:of|who|whom|whose|that|which)\s+(?:the\s+)?[\w\"\u201c]"
              r"|\b(?:a|an)\s+(?:[\w'\u2019-]+\s+){0,3}?(?:who|whom|whose|that|which)\s")
 _RELATIONAL = re.compile(MULTI_HOP, re.IGNORECASE)
@@ -114,10 +105,7 @@ REGISTRY: dict[SearchType, Recipe] = {
         style="The context is dated passages and facts. Mind the years: order events in time and answer "
               "when / before / after / between questions precisely.",
         rules=(rule("year_range", 6.0, rf"\bbetween\s+{_YEAR}\s+and\s+{_YEAR}\b"),
-               # "over a decade", "for decades" are durations, not a period asked about.
                rule("timeline", 4.0, r"\btimelines?\b|(?<!\ba )(?<!\bfor )\bdecades?\b"),
-               # "Who directed the film of 2012?" is a two-hop question: the hybrid route's graph
-               # expansion serves it better than a date filter.
                rule("year", 3.0, ASKED_YEAR, unless=MULTI_HOP))),
     SearchType.CHUNKS: Recipe(lanes.chunks, node_sets=True),
     SearchType.SUMMARIES: Recipe(lanes.summaries, node_sets=True),
@@ -126,15 +114,42 @@ REGISTRY: dict[SearchType, Recipe] = {
         lanes.hybrid, completes=True, weights=HYBRID_WEIGHTS, relational=RELATIONAL_WEIGHTS, node_sets=True,
         style="The context is passages ranked by meaning, by keywords and by the entities linking them."),
     SearchType.GRAPH_COMPLETION: Recipe(graph.graph_completion, completes=True, style=_FACTS),
-    SearchType.CAPTURES: Recipe(captures.captures),  # SPEC §9: chosen by its filters, never routed
+    SearchType.CAPTURES: Recipe(captures.captures, vector=False, capture_filters=True),  # never routed
     SearchType.TRIPLET_COMPLETION: Recipe(
         graph.triplet_completion, completes=True,
         style="The context is facts written as subject, relationship, object, each with its source passage."),
+    SearchType.AGENTIC_COMPLETION: Recipe(None, agentic=True),  # pipelines/agentic/completion
 }
+
+# The agent's lookups (pipelines/agentic): what "# Memory" is read with, and what its
+# search_memory tool may ask for, in the order the tool's description lists them.
+AGENT_MEMORY = SearchType.GRAPH_COMPLETION
+AGENT_SEARCHABLE: tuple[str, ...] = tuple(t.value for t in (
+    SearchType.CHUNKS, SearchType.CHUNKS_LEXICAL, SearchType.SUMMARIES, SearchType.GRAPH_COMPLETION,
+    SearchType.TRIPLET_COMPLETION, SearchType.TEMPORAL))
+AGENT_SEARCH_DEFAULT = SearchType.CHUNKS.value
 
 
 def recipe(search_type: SearchType) -> Recipe | None:
     return REGISTRY.get(search_type)
+
+
+def serves(search_type: SearchType) -> bool:
+    """Whether recall's engine (a lane, maybe a completion) answers this type."""
+    found = REGISTRY.get(search_type)
+    return found is not None and found.lane is not None
+
+
+def is_agentic(name: str | None) -> bool:
+    """Whether a request's search type (a name) is answered by the agentic tool loop."""
+    found = REGISTRY.get(SearchType.__members__.get(name or ""))
+    return found is not None and found.agentic
+
+
+def named(flag: str) -> str:
+    """The name of the one type whose recipe sets `flag` (agentic, capture_filters)."""
+    [found] = [t.value for t, r in REGISTRY.items() if getattr(r, flag)]
+    return found
 
 
 def router_rules() -> tuple[tuple[SearchType, Rule], ...]:

@@ -33,7 +33,7 @@ def expected_graph(dataset: uuid.UUID, docs: list[str], llm_model: str | None = 
     from engram.pipelines.cognify.extract import build_graph
     from engram.pipelines.cognify.ingest import prepare
     from engram.settings import get_settings
-    from engram.tasks.cognify import extract_one
+    from engram.pipelines.cognify.flow import extract_one
 
     settings = get_settings()
     embedder = get_embedder(settings)

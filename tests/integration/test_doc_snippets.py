@@ -35,7 +35,7 @@ def bare_env(services, worker, home) -> dict[str, str]:
 
 def clone_like(tmp_path):
     """A scratch working directory that looks like the clone's root (its top-level entries linked),
-    so `bench/corpus/demo` resolves, while what a snippet writes (an eval report) stays out of it."""
+    so `cli/data/demo` resolves, while what a snippet writes (an eval report) stays out of it."""
     cwd = tmp_path / "clone"
     cwd.mkdir()
     for entry in ROOT.iterdir():

@@ -20,9 +20,10 @@ def test_the_wheel_ships_the_demo_corpus_its_qa_set_and_the_explorers_templates(
                     "-w", str(tmp_path), str(source)], check=True, capture_output=True)
     [wheel] = tmp_path.glob("engram-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    demo = {p.name for p in (ROOT / "bench" / "corpus" / "demo").iterdir()}
-    assert {f"engram/bench/corpus/demo/{n}" for n in demo} <= names
-    assert "engram/bench/corpus/demo_qa.jsonl" in names
+    demo = {p.name for p in (ROOT / "cli" / "data" / "demo").iterdir()}
+    assert {f"engram/cli/data/demo/{n}" for n in demo} <= names
+    assert "engram/cli/data/demo_qa.jsonl" in names
+    assert not any(n.startswith("engram/bench/") for n in names)  # the lab stays out of the product
     explorer = ROOT / "cli" / "explorer"
     assert {f"engram/cli/explorer/{p.relative_to(explorer).as_posix()}"
             for p in [*explorer.glob("templates/*.html"), *explorer.glob("static/*.css")]} <= names

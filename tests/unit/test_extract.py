@@ -59,6 +59,9 @@ def test_each_chunk_gets_a_contains_edge_per_entity() -> None:
     texts = {(e.source_id, e.target_id): e.edge_text for e in contains}
     assert texts[(C1, alice)] == "Document chunk mentions Alice: CEO of Acme"
     assert texts[(C1, acme)] == "Document chunk mentions Acme"
+    # the chunk's description of the entity is the edge's own field too (forget reads it, not the text)
+    described = {(e.source_id, e.target_id): e.properties.get("description") for e in contains}
+    assert described == {(C1, alice): "CEO of Acme", (C1, acme): None, (C2, alice): None}
     c1_alice = next(e for e in contains if e.source_id == C1 and e.target_id == alice)
     assert c1_alice.provenance == [C1]
     assert c1_alice.id == edge_id(DATASET, C1, alice, "contains")
@@ -194,3 +197,13 @@ def test_a_draft_without_intervals_has_the_same_rows_and_texts_and_no_intervals(
     assert not any(e.intervals for e in bare.edges)
     assert texts_to_embed([], bare) == texts_to_embed([], full)
     assert [e.id for e in bare.edges] == [e.id for e in full.edges]
+
+
+def test_a_fact_loses_its_description_by_its_own_field_not_by_the_first_colon() -> None:
+    from engram.pipelines.facts import fact_text, without_description
+
+    text = fact_text("Star Wars: A New Hope", "directed_by", "George Lucas", "the 1977 film")
+    assert text == "Star Wars: A New Hope directed by George Lucas: the 1977 film"
+    assert without_description(text, "the 1977 film") == "Star Wars: A New Hope directed by George Lucas"
+    bare = fact_text("Star Wars: A New Hope", "directed_by", "George Lucas")
+    assert without_description(bare, None) == bare  # no description: the text stays whole

@@ -13,11 +13,14 @@ D1, D2 = uuid.uuid4(), uuid.uuid4()
 SCOPE = Scope([D1, D2], {D1: "one", D2: "two"}, uuid.uuid4(), writable=frozenset({D1, D2}))
 
 
-def test_every_search_type_but_agentic_has_a_recipe():
-    assert set(SearchType) - set(REGISTRY) == {SearchType.FEELING_LUCKY, SearchType.AGENTIC_COMPLETION}
+def test_every_search_type_but_feeling_lucky_has_a_recipe():
+    assert set(SearchType) - set(REGISTRY) == {SearchType.FEELING_LUCKY}
     # completion types say what their context is; retrieval-only types generate nothing
     for search_type, recipe in REGISTRY.items():
         assert bool(recipe.style) == recipe.completes, search_type
+    # the agentic type alone is answered by the tool loop, not by a lane
+    assert [t for t, r in REGISTRY.items() if r.lane is None] == [SearchType.AGENTIC_COMPLETION]
+    assert [t for t, r in REGISTRY.items() if r.agentic] == [SearchType.AGENTIC_COMPLETION]
 
 
 def test_explicit_types_are_pinned_feeling_lucky_and_none_are_routed():

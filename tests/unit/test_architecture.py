@@ -1,0 +1,72 @@
+"""Each rule is spelled in its one home: a search type's name in the recall registry, a fact kind
+in pipelines/facts.py, a stage's name in its flow's declaration (tests/unit/test_stage_names.py).
+
+A string literal equal to one of those names elsewhere in the product is a second, silently
+diverging copy of the rule (a `WHERE relationship = 'contains'` counts too). Prose that mentions
+a name (a docstring, a help text, an error message) is not a spelling; tests and bench/ are not
+the product.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from engram.models.search import SearchType
+from engram.pipelines.facts import NOT_FACTS
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = ["adapters", "pipelines", "tasks", "models", "prompts", "cli", "celery_app.py", "beat_schedule.py",
+           "settings.py"]
+
+SEARCH_TYPE_HOMES = {"models/search.py",  # the enum: the names a payload may carry
+                     "pipelines/recall/registry.py"}  # one recipe per type
+FACT_KIND_HOMES = {"pipelines/facts.py"}
+# The same word meaning something else where it appears.
+HOMONYMS = {("contains", "adapters/llm/providers.py"): "a replay cassette entry's prompt-substring field"}
+
+
+def _modules() -> list[Path]:
+    out: list[Path] = []
+    for part in PRODUCT:
+        path = ROOT / part
+        out += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+    return out
+
+
+def _strings(path: Path) -> list[tuple[int, str]]:
+    return [(n.lineno, n.value) for n in ast.walk(ast.parse(path.read_text(), str(path)))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def spellings(names: set[str], homes: set[str], modules: list[Path]) -> list[str]:
+    """`path:line: name` for each literal equal to a name, or quoting it as SQL does ('name')."""
+    found = []
+    for path in modules:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        if rel in homes:
+            continue
+        for line, value in _strings(path):
+            for name in names:
+                if (value == name or f"'{name}'" in value) and (name, rel) not in HOMONYMS:
+                    found.append(f"{rel}:{line}: {name}")
+    return found
+
+
+def test_a_search_type_is_spelled_only_in_the_registry():
+    names = {t.value for t in SearchType}
+    assert spellings(names, SEARCH_TYPE_HOMES, _modules()) == []
+
+
+def test_a_fact_kind_is_spelled_only_in_pipelines_facts():
+    assert spellings(set(NOT_FACTS), FACT_KIND_HOMES, _modules()) == []
+
+
+def test_the_scan_sees_a_literal_and_an_sql_quote_but_not_prose(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Recall with TEMPORAL or CHUNKS."""\n'
+                     'A = "TEMPORAL"\n'
+                     'SQL = "SELECT 1 FROM edges WHERE relationship = \'contains\'"\n'
+                     'NOTE = "use search_type CHUNKS for passages"\n')
+    assert spellings({"TEMPORAL", "CHUNKS"}, set(), [probe]) == ["probe.py:2: TEMPORAL"]
+    assert spellings({"contains"}, set(), [probe]) == ["probe.py:3: contains"]
