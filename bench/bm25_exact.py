@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> dict:
     from sqlalchemy import text
 
     from engram.adapters.store import Store
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
     from engram.pipelines.recall import lexical
     from recall_latency import questions
 

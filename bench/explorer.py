@@ -133,7 +133,7 @@ def main() -> None:
     parser.add_argument("--no-worker", action="store_true", help="use a running worker instead of starting one")
     args = parser.parse_args()
 
-    from engram.cli import prepare_services
+    from engram.cli.app import prepare_services
 
     prepare_services()
     from starlette.testclient import TestClient
