@@ -11,12 +11,12 @@ from starlette.routing import Route
 from engram.cli.explorer import views
 from engram.cli.explorer.app import page
 from engram.cli.explorer.reader import Reader, Refused
+from engram.pipelines.recall.registry import FUSED_PASSAGE_LANES
 
 PAGE = 50  # documents and objects per page
 CHUNKS = 100  # a document's chunks per page
-# The passage lanes the default route fuses (dense, BM25), each a search type of its own; the
-# graph walk's items are those of the fused ranking with a `via`.
-LANES = ("CHUNKS", "CHUNKS_LEXICAL")
+# The graph walk's items are those of the fused ranking with a `via`.
+LANES = FUSED_PASSAGE_LANES
 
 
 def _reader(request: Request) -> Reader:

@@ -121,6 +121,10 @@ REGISTRY: dict[SearchType, Recipe] = {
     SearchType.AGENTIC_COMPLETION: Recipe(None, agentic=True),  # pipelines/agentic/completion
 }
 
+# The passage lanes the default route fuses (dense, BM25), each also a search type of its own:
+# what the explorer's playground asks one by one to show a question's lanes.
+FUSED_PASSAGE_LANES: tuple[str, ...] = (SearchType.CHUNKS.value, SearchType.CHUNKS_LEXICAL.value)
+
 # The agent's lookups (pipelines/agentic): what "# Memory" is read with, and what its
 # search_memory tool may ask for, in the order the tool's description lists them.
 AGENT_MEMORY = SearchType.GRAPH_COMPLETION
