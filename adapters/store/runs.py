@@ -8,7 +8,7 @@ same tables, pipeline 'improve') are read through adapters/store/improve.py, wit
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Connection, String, and_, func, select, update
@@ -17,8 +17,11 @@ from sqlalchemy.dialects.postgresql import insert
 from engram.models.tables import data_items, dataset_grants, datasets, pipeline_runs, stage_runs
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
+def _now():
+    """The database's clock: run times are compared by whichever host sweeps them (a worker on a
+    machine whose clock runs ahead must not find other hosts' live runs stale, nor one behind
+    miss dead ones), so no run time comes from a worker's own clock."""
+    return func.clock_timestamp()
 
 
 # Improve runs answer through their claim (engram.improve.run_status), not engram.status, and
@@ -61,7 +64,7 @@ class RunRepository:
         params, and `done`: {stage: output} of stages already completed (e.g. the accept's `add`)."""
         if not runs:
             return
-        now = _now()
+        now = self.conn.execute(select(_now())).scalar_one()  # a value: these are multi-row inserts
         self.conn.execute(insert(pipeline_runs), [
             {"id": r["id"], "pipeline": r["pipeline"], "dataset_id": r["dataset"], "data_item_id": r.get("data_item"),
              "status": "pending", "params": r.get("params") or {}, "heartbeat_at": now if r.get("done") else None}
@@ -258,10 +261,12 @@ class RunRepository:
         ).scalar_one()
 
     def stale(self, older_than_seconds: int) -> list[dict]:
-        """Open runs nobody has touched for a while: their worker most likely died."""
+        """Open runs nobody has touched for a while: their worker most likely died. Each with
+        `idle_seconds`, measured on the database's clock (see stale_since)."""
         cutoff = _now() - timedelta(seconds=older_than_seconds)
+        seen = func.coalesce(pipeline_runs.c.heartbeat_at, pipeline_runs.c.created_at)
         rows = self.conn.execute(
-            select(pipeline_runs)
+            select(pipeline_runs, func.extract("epoch", _now() - seen).label("idle_seconds"))
             .where(
                 pipeline_runs.c.status.in_(["pending", "running"]),
                 _PRODUCER_RUN,
@@ -273,8 +278,8 @@ class RunRepository:
 
     @staticmethod
     def stale_since(run: dict, seconds: int) -> bool:
-        seen = run["heartbeat_at"] or run["created_at"]
-        return seen < _now() - timedelta(seconds=seconds)
+        """Whether a run from stale() went untouched for `seconds`."""
+        return float(run["idle_seconds"]) > seconds
 
     def for_dataset(self, dataset: uuid.UUID, limit: int = 100) -> list[dict]:
         rows = self.conn.execute(
