@@ -51,16 +51,20 @@ def improve(self, req: ImproveRequest) -> dict:
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
     return start_improve(StartImprove(dataset_id=dataset, session_ids=req.session_ids, trigger="explicit",
-                                      max_llm_calls=req.max_llm_calls, max_tokens=req.max_tokens))
+                                      max_llm_calls=req.max_llm_calls, max_tokens=req.max_tokens),
+                         node=self.request.hostname)
 
 
 @engram_task("engram.improve.start", payload=StartImprove)
 def start(self, req: StartImprove) -> dict:
-    return start_improve(req)
+    return start_improve(req, node=self.request.hostname)
 
 
-def start_improve(req: StartImprove) -> dict:
-    """Claim every key or none; busy → rerun request; else probe and start the first pass."""
+def start_improve(req: StartImprove, node: str | None = None) -> dict:
+    """Claim every key or none; busy → rerun request; else probe and start the first pass.
+
+    node: the Celery node claiming (`-n` of its worker), named in the holder: the OS host name
+    and pid alone do not tell two workers of one machine, or containers, apart."""
     s = get_settings()
     sessions = sorted(set(req.session_ids))
     scopes = fence_scopes(req.dataset_id, sessions)
@@ -68,7 +72,7 @@ def start_improve(req: StartImprove) -> dict:
     with Store().unit_of_work() as uow:
         floor = uow.improve.fence_floor(scopes)
     got = claims.claim(keys_for(req.dataset_id, sessions), s.lock_lease_seconds, floor,
-                       info={"trigger": req.trigger})
+                       info={"trigger": req.trigger, **({"node": node} if node else {})})
     result = ImproveResult(status="busy", dataset_id=req.dataset_id, session_ids=sessions)
     if isinstance(got, Busy):
         with Store().unit_of_work() as uow:
