@@ -191,6 +191,11 @@ def create_app() -> Celery:
 
 app = create_app()
 
+# Workers answer which signing key they use (by fingerprint), so a new one can tell it differs.
+from engram.adapters.signing import register_fingerprint_command  # noqa: E402
+
+register_fingerprint_command()
+
 
 @worker_process_init.connect
 def _fresh_connections_after_fork(**_kwargs) -> None:

@@ -276,6 +276,22 @@ def test_an_improve_claim_held_by_one_host_is_respected_by_the_other(fleet, stor
         assert after["claimed_at"] >= before["released_at"]
 
 
+def test_a_third_host_without_the_fleet_key_is_refused_at_start(fleet, spawn_worker):
+    """Started without ENGRAM_SIGNING_KEY it makes a key of its own, and every message between it and
+    the fleet would be refused: it stops at once, naming the workers it disagrees with and the fix."""
+    stray = spawn_worker({"ENGRAM_STATE_DIR": str(fleet.root / "hostc")}, 1, broker_of=fleet.hosts["hosta"],
+                         start=False)
+    stray.env.pop("ENGRAM_SIGNING_KEY", None)
+    try:
+        with pytest.raises(RuntimeError, match="worker exited") as refused:
+            stray.start("hostc")
+    finally:
+        stray.stop()
+    message = str(refused.value)
+    assert "another key" in message and "set ENGRAM_SIGNING_KEY to the fleet's key" in message, message
+    assert "hosta@" in message and "hostb@" in message
+
+
 def test_no_host_kept_anything_in_its_state_directory(fleet):
     """With the URLs and the key given, a host's state directory stays empty: nothing of the
     fleet lives on one machine's disk."""
