@@ -191,10 +191,10 @@ def create_app() -> Celery:
 
 app = create_app()
 
-# Workers answer which signing key they use (by fingerprint), so a new one can tell it differs.
-from engram.adapters.signing import register_fingerprint_command  # noqa: E402
+# Workers answer which signing key, database and Redis they use, so a new one can tell it differs.
+from engram.adapters.fleet import register_identity_command  # noqa: E402
 
-register_fingerprint_command()
+register_identity_command()
 
 
 @worker_process_init.connect

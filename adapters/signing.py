@@ -101,31 +101,7 @@ class SigningAMQP(AMQP):
         return send_task_message
 
 
-# ---------------------------------------------------------------- one key per fleet
-
-FINGERPRINT_COMMAND = "engram_key_fingerprint"
-
 
 def fingerprint(key: bytes) -> str:
     """What a worker tells others of its key: an HMAC under it (never the key itself)."""
     return hmac.new(key, b"engram fleet key fingerprint", hashlib.sha256).hexdigest()[:16]
-
-
-def register_fingerprint_command() -> None:
-    """A remote-control command every worker answers with its key's fingerprint (see other_keys)."""
-    from celery.worker.control import control_command
-
-    @control_command(name=FINGERPRINT_COMMAND)
-    def _answer(state) -> dict:  # noqa: ARG001 - Celery passes the worker's state
-        from engram.settings import get_settings
-
-        return {"fingerprint": fingerprint(signing_key(get_settings()))}
-
-
-def other_keys(app, key: bytes, timeout: float = 1.0) -> list[str]:
-    """Running workers on the broker whose signing key differs from `key`: each side would refuse
-    the other's messages (a machine started without the fleet's ENGRAM_SIGNING_KEY makes its own)."""
-    mine = fingerprint(key)
-    replies = app.control.broadcast(FINGERPRINT_COMMAND, reply=True, timeout=timeout) or []
-    return sorted(node for reply in replies for node, answer in reply.items()
-                  if isinstance(answer, dict) and answer.get("fingerprint") not in (None, mine))

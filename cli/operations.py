@@ -88,7 +88,7 @@ def worker(
 
     settings = get_settings()
     check_dimension(get_engine(), settings.embedding_dimension)
-    _check_fleet_key(settings)
+    _check_fleet(settings)
     port = metrics_port or settings.metrics_port
     if port:  # before any process of the tree records a value (they all write to its directory)
         try:
@@ -103,18 +103,18 @@ def worker(
     run_one(spec, loglevel, list(ctx.args))
 
 
-def _check_fleet_key(settings) -> None:
-    """Refuse to join a fleet whose running workers sign with another key: every message between
-    them would be refused (each machine without ENGRAM_SIGNING_KEY generates its own)."""
-    from engram.adapters.signing import other_keys, signing_key
+def _check_fleet(settings) -> None:
+    """Refuse to join a fleet whose running workers use another signing key, database or lock
+    Redis: this machine would split it (adapters/fleet)."""
+    from engram.adapters.fleet import ASPECTS, disagreements, identity
     from engram.celery_app import app as celery_app
 
-    others = other_keys(celery_app, signing_key(settings))
-    if others:
-        source = "ENGRAM_SIGNING_KEY" if settings.signing_key else f"{settings.state_dir / 'signing.key'}"
-        _fail(f"running workers sign Engram's messages with another key than this one ({source}): "
-              f"{', '.join(others)}; each would refuse the other's messages",
-              "set ENGRAM_SIGNING_KEY to the fleet's key on every machine (the same value everywhere)")
+    differ = disagreements(celery_app, identity(settings))
+    if differ:
+        aspect, nodes = next(iter(differ.items()))
+        what, fix = ASPECTS[aspect]
+        _fail(f"running workers {what} than this one: {', '.join(nodes)}; this worker would split the fleet",
+              f"{fix} on every machine (the same value everywhere)")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -276,19 +276,57 @@ def test_an_improve_claim_held_by_one_host_is_respected_by_the_other(fleet, stor
         assert after["claimed_at"] >= before["released_at"]
 
 
-def test_a_third_host_without_the_fleet_key_is_refused_at_start(fleet, spawn_worker):
-    """Started without ENGRAM_SIGNING_KEY it makes a key of its own, and every message between it and
-    the fleet would be refused: it stops at once, naming the workers it disagrees with and the fix."""
-    stray = spawn_worker({"ENGRAM_STATE_DIR": str(fleet.root / "hostc")}, 1, broker_of=fleet.hosts["hosta"],
-                         start=False)
-    stray.env.pop("ENGRAM_SIGNING_KEY", None)
+@pytest.fixture
+def other_database(services):
+    """A second, migrated Engram database on the same server (what a machine whose
+    ENGRAM_DATABASE_URL is unset or wrong would use)."""
+    import psycopg
+
+    from engram.adapters.store import migrate
+
+    name = f"engram_stray_{uuid.uuid4().hex[:6]}"
+    admin = services.database_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = services.database_url.replace("/engram?", f"/{name}?")
+    assert url != services.database_url
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    migrate.upgrade(url)
+    yield url
+    from engram.adapters.store.engine import dispose_engine
+
+    dispose_engine()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.mark.parametrize("apart", ["key", "database", "redis"])
+def test_a_third_host_configured_apart_is_refused_at_start(fleet, spawn_worker, request, apart):
+    """Without the fleet's ENGRAM_SIGNING_KEY a machine makes a key of its own (every message between
+    it and the fleet refused); without its ENGRAM_DATABASE_URL it would write accepts from the shared
+    broker into a database nobody else reads; with another lock Redis it would elect its own beat
+    and claims. It stops at once, naming the workers it disagrees with and the fix."""
+    stray = spawn_worker({"ENGRAM_STATE_DIR": str(fleet.root / f"stray-{apart}"), "ENGRAM_SIGNING_KEY": fleet.key},
+                         1, broker_of=fleet.hosts["hosta"], start=False)
+    if apart == "key":
+        stray.env.pop("ENGRAM_SIGNING_KEY")
+    elif apart == "database":
+        stray.env["ENGRAM_DATABASE_URL"] = request.getfixturevalue("other_database")
+    else:  # the fleet's broker, another Redis database for locks and results
+        stray.env["ENGRAM_BROKER_URL"] = fleet.redis_url
+        stray.env["ENGRAM_REDIS_URL"] = fleet.redis_url.rsplit("/", 1)[0] + "/0"
+        assert stray.env["ENGRAM_REDIS_URL"] != fleet.redis_url
     try:
         with pytest.raises(RuntimeError, match="worker exited") as refused:
-            stray.start("hostc")
+            stray.start(f"stray{apart}")
     finally:
         stray.stop()
     message = str(refused.value)
-    assert "another key" in message and "set ENGRAM_SIGNING_KEY to the fleet's key" in message, message
+    said, fix = {"key": ("another key", "set ENGRAM_SIGNING_KEY to the fleet's key"),
+                 "database": ("another Postgres database", "set ENGRAM_DATABASE_URL to the fleet's database"),
+                 "redis": ("another Redis", "set ENGRAM_REDIS_URL to the fleet's Redis")}[apart]
+    assert said in message and fix in message, message
     assert "hosta@" in message and "hostb@" in message
 
 
