@@ -48,19 +48,24 @@ def register_identity_command() -> None:
     from celery.worker.control import control_command
 
     @control_command(name=IDENTITY_COMMAND)
-    def _answer(state) -> dict:  # noqa: ARG001 - Celery passes the worker's state
+    def _answer(state) -> dict:
         from engram.settings import get_settings
 
-        return identity(get_settings())
+        consumer = getattr(state, "consumer", None)
+        task_consumer = getattr(consumer, "task_consumer", None)
+        queues = sorted(q.name for q in getattr(task_consumer, "queues", None) or [])
+        return {**identity(get_settings()), "queues": queues}
 
 
-def disagreements(app, mine: dict[str, str], timeout: float = 1.0) -> dict[str, list[str]]:
-    """The running workers on the broker that differ from `mine`, by aspect (key, database, redis)."""
+def disagreements(app, mine: dict[str, str], queues, timeout: float = 1.0) -> dict[str, list[str]]:
+    """The running workers that serve any of `queues` (this fleet's) and differ from `mine`, by
+    aspect (key, database, redis). A broadcast reaches every worker of the broker's vhost or Redis
+    database: another deployment there with queues of its own is not this fleet."""
     replies = app.control.broadcast(IDENTITY_COMMAND, reply=True, timeout=timeout) or []
     out: dict[str, list[str]] = {}
     for reply in replies:
         for node, answer in reply.items():
-            if not isinstance(answer, dict):
+            if not isinstance(answer, dict) or not set(answer.get("queues") or []) & set(queues):
                 continue
             for aspect in ASPECTS:
                 if answer.get(aspect) not in (None, mine[aspect]):

@@ -109,7 +109,7 @@ def _check_fleet(settings) -> None:
     from engram.adapters.fleet import ASPECTS, disagreements, identity
     from engram.celery_app import app as celery_app
 
-    differ = disagreements(celery_app, identity(settings))
+    differ = disagreements(celery_app, identity(settings), settings.queues)
     if differ:
         aspect, nodes = next(iter(differ.items()))
         what, fix = ASPECTS[aspect]

@@ -39,3 +39,36 @@ def test_another_broker_keeps_results_and_locks_on_the_configured_redis(tmp_path
     assert conf["broker_url"] == "amqp://mq.example:5672//"
     assert conf["result_backend"] == "redis://locks.example:6379/0"
     assert conf["broker_transport_options"] == {}  # a Redis visibility timeout means nothing to RabbitMQ
+
+
+class _Control:
+    def __init__(self, replies):
+        self.replies = replies
+
+    def broadcast(self, command, reply, timeout):
+        assert (command, reply) == ("engram_fleet_identity", True)
+        return self.replies
+
+
+class _App:
+    def __init__(self, replies):
+        self.control = _Control(replies)
+
+
+def test_a_new_worker_compares_itself_only_with_workers_of_its_own_queues():
+    """A broadcast reaches every worker on the broker's vhost (or Redis database): another
+    deployment there, on queues of its own, is not a fleet this worker would split."""
+    from engram.adapters.fleet import disagreements
+
+    mine = {"key": "k1", "database": "d1", "redis": "r1"}
+    ours = ["celery", "embed", "ingest", "llm", "maintenance"]
+    replies = [
+        {"a@one": {"key": "k1", "database": "d1", "redis": "r1", "queues": ours}},
+        {"b@two": {"key": "k2", "database": "d1", "redis": "r1", "queues": ["ingest"]}},
+        {"c@three": {"key": "k1", "database": "d2", "redis": "r2", "queues": ours}},
+        {"x@other": {"key": "k9", "database": "d9", "redis": "r9", "queues": ["ingest-3f2a", "celery-3f2a"]}},
+        {"old@four": {"error": "unknown command"}},
+    ]
+    assert disagreements(_App(replies), mine, ours) == {"key": ["b@two"], "database": ["c@three"],
+                                                        "redis": ["c@three"]}
+    assert disagreements(_App(replies[:1] + replies[3:]), mine, ours) == {}
