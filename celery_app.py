@@ -9,7 +9,7 @@ from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
 
 from engram.adapters.broker import publish_retry_policy
-from engram.adapters.services import resolve
+from engram.adapters.services import resolve_redis
 from engram.settings import get_settings
 
 TASK_MODULES = [
@@ -130,13 +130,13 @@ def check_config(s) -> None:
 
 
 def _connections(s) -> dict:
-    """Broker and result backend: resolved (embedded servers started) when the app first reads
+    """Broker and result backend: resolved (the embedded Redis started) when the app first reads
     its configuration, i.e. when a process connects, never at import."""
-    urls = resolve(s)
-    broker = s.broker_url or urls.redis_url
+    redis_url = resolve_redis(s)  # Redis only: a producer's process never needs Postgres
+    broker = s.broker_url or redis_url
     return {
         "broker_url": broker,
-        "result_backend": urls.redis_url,
+        "result_backend": redis_url,
         # Redis redelivers unacked messages after the visibility timeout (RabbitMQ when the channel closes).
         "broker_transport_options": {"visibility_timeout": s.visibility_timeout} if broker.startswith("redis") else {},
     }
@@ -190,6 +190,11 @@ def create_app() -> Celery:
 
 
 app = create_app()
+
+# Workers answer which signing key, database and Redis they use, so a new one can tell it differs.
+from engram.adapters.fleet import register_identity_command  # noqa: E402
+
+register_identity_command()
 
 
 @worker_process_init.connect

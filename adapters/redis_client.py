@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import redis
 
-from engram.adapters.services import resolve
+from engram.adapters.services import resolve_redis
 from engram.settings import Settings, get_settings
 
 _client: redis.Redis | None = None
@@ -22,7 +22,7 @@ def get_redis(settings: Settings | None = None) -> redis.Redis:
     global _client, _pid
     if _client is None or _pid != os.getpid():
         settings = settings or get_settings()
-        _client = redis.Redis.from_url(resolve(settings).redis_url, decode_responses=True)
+        _client = redis.Redis.from_url(resolve_redis(settings), decode_responses=True)
         _pid = os.getpid()
     return _client
 

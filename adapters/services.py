@@ -64,6 +64,18 @@ def resolve(settings: Settings) -> ServiceUrls:
     )
 
 
+def resolve_redis(settings: Settings) -> str:
+    """The Redis URL alone, starting only the embedded Redis when none is configured. What a
+    process that never queries Postgres needs (a producer's Celery app, the beat lock): one on
+    another machine than the database, with ENGRAM_REDIS_URL set, must not start a Postgres of
+    its own in its state directory."""
+    if settings.redis_url is not None:
+        return settings.redis_url
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    with _file_lock(settings.state_dir / ".services.lock"):
+        return _embedded_redis(settings)
+
+
 def normalise_database_url(url: str) -> str:
     """SQLAlchemy needs the psycopg 3 driver named; accept plain postgres:// URLs too."""
     for prefix in ("postgresql+psycopg://", "postgresql://", "postgres://"):

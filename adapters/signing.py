@@ -99,3 +99,9 @@ class SigningAMQP(AMQP):
             return send(producer, name, message, *args, headers=headers, **kwargs)
 
         return send_task_message
+
+
+
+def fingerprint(key: bytes) -> str:
+    """What a worker tells others of its key: an HMAC under it (never the key itself)."""
+    return hmac.new(key, b"engram fleet key fingerprint", hashlib.sha256).hexdigest()[:16]

@@ -8,7 +8,7 @@ import shlex
 import typer
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, db_app, preflight, prepare_services, services_app
+from engram.cli.app import _fail, app, console, db_app, preflight, prepare_services, print_error, services_app
 
 
 @app.command()
@@ -89,6 +89,7 @@ def worker(
 
     settings = get_settings()
     check_dimension(get_engine(), settings.embedding_dimension)
+    _check_fleet(settings)
     port = metrics_port or settings.metrics_port
     if port:  # before any process of the tree records a value (they all write to its directory)
         try:
@@ -101,6 +102,40 @@ def worker(
         raise typer.Exit(supervise(specs, loglevel, list(ctx.args)))
     spec = specs[0] if nice is None else WorkerSpec(**{**specs[0].__dict__, "nice": nice})
     run_one(spec, loglevel, list(ctx.args))
+
+
+def _check_fleet(settings) -> None:
+    """Refuse to join a fleet whose running workers use another signing key, database or lock
+    Redis: this machine would split it (adapters/fleet). Asked from a child process: the broker
+    connection, pidbox consumer and clients the question needs must not be inherited by the
+    workers this process forks (a pool process replacing a killed one then never came up)."""
+    import os
+
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            from engram.adapters.fleet import ASPECTS, disagreements, identity
+            from engram.celery_app import app as celery_app
+
+            differ = disagreements(celery_app, identity(settings), settings.queues)
+            if differ:
+                aspect, nodes = next(iter(differ.items()))
+                what, fix = ASPECTS[aspect]
+                print_error(f"running workers {what} than this one: {', '.join(nodes)}; this worker would split "
+                            "the fleet", f"{fix} on every machine (the same value everywhere)")
+                code = 1
+        except Exception as exc:  # noqa: BLE001 - a check that cannot ask does not stop the worker
+            print(f"warning: could not compare with the running workers: {exc}", flush=True)
+        finally:
+            import sys
+
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise typer.Exit(1)
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

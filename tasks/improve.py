@@ -49,19 +49,23 @@ def improve(self, req: ImproveRequest) -> dict:
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "write")
     return start_improve(StartImprove(dataset_id=dataset, session_ids=req.session_ids, trigger="explicit",
-                                      max_llm_calls=req.max_llm_calls, max_tokens=req.max_tokens))
+                                      max_llm_calls=req.max_llm_calls, max_tokens=req.max_tokens),
+                         node=self.request.hostname)
 
 
 @engram_task("engram.improve.start", payload=StartImprove)
 def start(self, req: StartImprove) -> dict:
-    return start_improve(req)
+    return start_improve(req, node=self.request.hostname)
 
 
-def start_improve(req: StartImprove) -> dict:
-    """Claim every key or none; busy → rerun request; else probe and start the first pass."""
+def start_improve(req: StartImprove, node: str | None = None) -> dict:
+    """Claim every key or none; busy → rerun request; else probe and start the first pass.
+
+    node: the Celery node claiming (`-n` of its worker), named in the holder: the OS host name
+    and pid alone do not tell two workers of one machine, or containers, apart."""
     use = claiming()
     return follow(use, use.start(req.dataset_id, req.session_ids, req.trigger, max_llm_calls=req.max_llm_calls,
-                                 max_tokens=req.max_tokens))
+                                 max_tokens=req.max_tokens, node=node))
 
 
 @engram_task("engram.improve.finish", payload=RunRequest)

@@ -1,15 +1,20 @@
-"""A fleet-wide token bucket in Redis, so many workers together stay under provider limits."""
+"""A fleet-wide token bucket in Redis, so many workers together stay under provider limits.
+
+The bucket's clock is Redis's own (TIME in the script): workers on several machines whose clocks
+disagree would otherwise refill it from each other's timestamps (a host ahead by a minute finds
+a full bucket, one behind drains it below zero)."""
 
 from __future__ import annotations
 
 import time
 
 _BUCKET = """
--- KEYS[1] bucket; ARGV: capacity, refill per ms, cost, now ms
+-- KEYS[1] bucket; ARGV: capacity, refill per ms, cost
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
-local now = tonumber(ARGV[4])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens = tonumber(state[1]) or capacity
 local ts = tonumber(state[2]) or now
@@ -36,8 +41,7 @@ class RateLimiter:
 
     def _take(self, key: str, per_minute: int, cost: int) -> int:
         cost = min(cost, per_minute)  # a single call bigger than the bucket still goes through
-        now_ms = int(time.time() * 1000)
-        return int(self._script(keys=[f"{self.prefix}:{key}"], args=[per_minute, per_minute / 60000.0, cost, now_ms]))
+        return int(self._script(keys=[f"{self.prefix}:{key}"], args=[per_minute, per_minute / 60000.0, cost]))
 
     def acquire(self, tokens: int = 1) -> None:
         """Block until one request (and `tokens` tokens) fit in the fleet's budget."""

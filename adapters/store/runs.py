@@ -10,8 +10,8 @@ an improve run is read with `flow_run` (its claim through adapters/store/improve
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Connection, String, and_, func, select, update
@@ -20,8 +20,11 @@ from sqlalchemy.dialects.postgresql import insert
 from engram.models.tables import data_items, dataset_grants, datasets, pipeline_runs, stage_runs
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
+def _now():
+    """The database's clock: run times are compared by whichever host sweeps them (a worker on a
+    machine whose clock runs ahead must not find other hosts' live runs stale, nor one behind
+    miss dead ones), so no run time comes from a worker's own clock."""
+    return func.clock_timestamp()
 
 
 # Improve runs answer through their claim (engram.improve.run_status), not engram.status, and
@@ -67,7 +70,7 @@ class RunRepository:
         stage left to do has finished."""
         if not runs:
             return
-        now = _now()
+        now = self.conn.execute(select(_now())).scalar_one()  # a value: these are multi-row inserts
         rows = []
         for r in runs:
             done, status = r.get("done") or {}, r.get("status") or "pending"
@@ -300,10 +303,12 @@ class RunRepository:
         ).scalar_one()
 
     def stale(self, older_than_seconds: int) -> list[dict]:
-        """Open runs nobody has touched for a while: their worker most likely died."""
+        """Open runs nobody has touched for a while: their worker most likely died. Each with
+        `idle_seconds`, measured on the database's clock (see stale_since)."""
         cutoff = _now() - timedelta(seconds=older_than_seconds)
+        seen = func.coalesce(pipeline_runs.c.heartbeat_at, pipeline_runs.c.created_at)
         rows = self.conn.execute(
-            select(pipeline_runs)
+            select(pipeline_runs, func.extract("epoch", _now() - seen).label("idle_seconds"))
             .where(
                 pipeline_runs.c.status.in_(["pending", "running"]),
                 _PRODUCER_RUN,
@@ -315,8 +320,8 @@ class RunRepository:
 
     @staticmethod
     def stale_since(run: dict, seconds: int) -> bool:
-        seen = run["heartbeat_at"] or run["created_at"]
-        return seen < _now() - timedelta(seconds=seconds)
+        """Whether a run from stale() went untouched for `seconds`."""
+        return float(run["idle_seconds"]) > seconds
 
     def for_dataset(self, dataset: uuid.UUID, limit: int = 100) -> list[dict]:
         rows = self.conn.execute(

@@ -112,14 +112,15 @@ class Claiming:
         self.uow, self.claims, self.policy, self.probe = unit_of_work, claims, policy, probe
 
     def start(self, dataset_id: uuid.UUID, session_ids: Sequence[str], trigger: str, *,
-              max_llm_calls: int | None = None, max_tokens: int | None = None) -> Step:
-        """Claim every key or none; held by another → a rerun request; else the first pass."""
+              max_llm_calls: int | None = None, max_tokens: int | None = None, node: str | None = None) -> Step:
+        """Claim every key or none; held by another → a rerun request; else the first pass. `node`:
+        the claiming worker's node name, recorded in the holder."""
         sessions = sorted(set(session_ids))
         scopes = fence_scopes(dataset_id, sessions)
         with self.uow() as uow:
             floor = uow.improve.fence_floor(scopes)
         got = self.claims.claim(self.claims.keys(dataset_id, sessions), self.policy.lease_seconds, floor,
-                                info={"trigger": trigger})
+                                info={"trigger": trigger, **({"node": node} if node else {})})
         result = ImproveResult(status="busy", dataset_id=dataset_id, session_ids=sessions)
         if isinstance(got, Busy):
             return self._rerun_requested(result, f"held by {self.claims.describe(got.holder)}")

@@ -124,18 +124,19 @@ class WorkerHandle:
         self.client = EngramClient(self.app, timeout=120)
         self.proc: subprocess.Popen | None = None
 
-    def start(self, name: str | None = None) -> WorkerHandle:
-        """Start the process (under node name `name@host`, else a generated one); wait until each of
-        its Celery workers (the pipeline worker and the api worker) answers a ping."""
+    def start(self, name: str | None = None, queues: str = "") -> WorkerHandle:
+        """Start the process (under node name `name@host`, else a generated one; `queues` as
+        `engram worker --queues`); wait until each of its Celery workers (the pipeline worker and
+        the api worker) answers a ping."""
         from engram.cli.worker import plan
 
         name = name or f"t{uuid.uuid4().hex[:6]}"
         log = open(self.log_path, "ab")
         argv = [sys.executable, "-m", "engram.cli", "worker", f"--concurrency={self.concurrency}",
                 "--loglevel=info", "--without-heartbeat", "--without-mingle", "--without-gossip",
-                f"--hostname={name}@%h"]
+                f"--hostname={name}@%h", *([f"--queues={queues}"] if queues else [])]
         expected = {spec.hostname.split("@")[0] for spec in plan(self.settings, concurrency=self.concurrency,
-                                                                  hostname=f"{name}@%h")}
+                                                                  hostname=f"{name}@%h", queues=queues)}
         self.proc = subprocess.Popen(argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
         deadline = time.monotonic() + 600  # the model loads before the first ping

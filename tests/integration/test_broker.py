@@ -29,7 +29,7 @@ def rabbit_worker(spawn_worker):
     # Queues of their own: other test runs may share this RabbitMQ.
     tag = uuid.uuid4().hex[:8]
     env = {"ENGRAM_BROKER_URL": AMQP_URL,
-           **{f"ENGRAM_QUEUE_{q.upper()}": f"{q}-{tag}" for q in ("ingest", "llm", "embed", "maintenance", "recall")}}
+           **{f"ENGRAM_QUEUE_{q.upper()}": f"{q}-{tag}" for q in ("ingest", "llm", "embed", "maintenance", "api")}}
     handle = spawn_worker(env, concurrency=2, name=f"rabbit-{tag}")
     assert handle.app.conf.broker_url.startswith("amqp://")
     yield handle
