@@ -18,7 +18,8 @@ test_recall_latency_bench.py checks that its rows equal load_document's); the HN
 dropped for the COPY and built again after it; then VACUUM ANALYZE. No conversation chunks or
 turn windows, no entities, edges or summaries: the graph lanes (entity walk, triplets) and
 SUMMARIES are not measured at scale; the default route's graph read runs against an empty graph.
-Other `scale-*` datasets of the state directory are emptied first, so sizes are this build's.
+Other `scale-*` datasets of the state directory (and a previous build of these) are emptied
+first and the tables rewritten (VACUUM FULL), so the sizes printed are this build's alone.
 
 The measurement (bench/scale_measure.py): questions generated from the real-sample chunks of
 the filtered datasets (an entity the chunk names and some of its rarer words), asked through
@@ -40,9 +41,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -96,7 +100,8 @@ def sample_phase(sizes: list[int], real_sample: int, vocab: Vocabulary, seed: in
 
 
 def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state: Path) -> dict:
-    """Generate, embed, COPY, index and analyze the deployment; returns the phase times."""
+    """Generate, embed, COPY, index and analyze the deployment; returns the phase times and the
+    real sample's nearest-neighbour cosine distances (the synthetic vectors' offsets) by percentile."""
     from engram.pipelines.cognify.chunk import chunk_budget
     from engram.settings import get_settings
     from latency_rows import Vectors
@@ -115,13 +120,13 @@ def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state:
     started = time.perf_counter()
     synth = Synthesizer(real, seed=args.seed)
     phases["nearest_distances"] = time.perf_counter() - started
+    nn = {f"p{q}": round(float(np.percentile(synth.distances, q)), 4) for q in (10, 50, 90)}
     keyed, generate_s, copy_s = KeyedVectors(), 0.0, 0.0
     saved = state / "scale-vector-indexes.json"
-    with loader.vector_indexes_built_after(saved):
+    with loader.vector_indexes_built_after(saved, args.maintenance_work_mem):
         row = 0
         for i, p in plan.items():
             name, dataset = names(args.chunks, args.seed)[i], dataset_ids[names(args.chunks, args.seed)[i]]
-            loader.clear(dataset)
             centres: dict[int, list[int]] = {}
             for doc, topic in p["sample"]:
                 for c in doc.chunks:
@@ -130,7 +135,7 @@ def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state:
                     row += 1
             sampled = sum(len(d.chunks) for d, _ in p["sample"])
             docs = generate_documents(p["gen"], i, p["size"] - sampled, sampled, limit, count, list(centres))
-            batch, number, done = [d for d, _ in p["sample"]], 0, sampled
+            batch, number, done = [d for d, _ in p["sample"]], 0, 0
             while True:
                 t0 = time.perf_counter()
                 for doc, topic in docs:
@@ -155,7 +160,7 @@ def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state:
     started = time.perf_counter()
     loader.analyze()
     phases["vacuum_analyze"] = time.perf_counter() - started
-    return {k: round(v, 1) for k, v in phases.items()}
+    return {k: round(v, 1) for k, v in phases.items()}, nn
 
 
 def deployment(args, embedder, loader: Loader) -> dict:
@@ -170,7 +175,7 @@ def deployment(args, embedder, loader: Loader) -> dict:
         ids = {n: uow.access.find_dataset(n, USER) or uow.access.create_dataset(USER, n) for n in wanted}
     state = get_settings().state_dir
     marker = state / f"scale-{args.chunks}-s{args.seed}-v{GENERATOR}.json"
-    loader.restore_vector_indexes(state / "scale-vector-indexes.json")
+    loader.restore_vector_indexes(state / "scale-vector-indexes.json", args.maintenance_work_mem)
     with loader.engine.connect() as conn:
         have = dict(conn.execute(text("SELECT dataset_id, count(*) FROM chunks WHERE dataset_id = ANY(:d)"
                                       " GROUP BY dataset_id"), {"d": list(ids.values())}).all())
@@ -180,10 +185,14 @@ def deployment(args, embedder, loader: Loader) -> dict:
     if args.reuse and marker.exists() and counts == split(args.chunks):
         return {"reused": True, **json.loads(marker.read_text()), "ids": ids}
     marker.unlink(missing_ok=True)
-    for other in others:  # another size's datasets: emptied, so the sizes printed are this build's
-        loader.clear(other)
-    phases = build(args, ids, embedder, loader, state)
-    done = {"phases": phases, "built_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    if others or any(counts):  # emptied, and their space given back: the sizes printed are this build's alone
+        for dataset in [*others, *ids.values()]:
+            loader.clear(dataset)
+        with loader.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT").execute(
+                text("VACUUM FULL chunks, chunk_terms, chunk_windows, documents, data_items"))
+    phases, nn = build(args, ids, embedder, loader, state)
+    done = {"phases": phases, "real_nn_cosine_distance": nn, "built_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "sizes": dict(zip(wanted, split(args.chunks))), "real_sample": args.real_sample}
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(done))
@@ -201,6 +210,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--batch", type=int, default=400, help="documents per COPY transaction")
+    parser.add_argument("--maintenance-work-mem", default="4GB",
+                        help="Postgres maintenance_work_mem for the HNSW build (1M 384-d vectors need ~2-3 GB)")
     parser.add_argument("--reuse", action="store_true", help="keep a completed build of the same size and seed")
     parser.add_argument("--build-only", action="store_true", help="build (or keep) the deployment, measure nothing")
     parser.add_argument("--estimate-for", type=int, default=1_000_000,
@@ -209,6 +220,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.chunks < 10 or not 1 <= args.real_sample <= args.chunks:
         parser.error("--chunks must be at least 10 and --real-sample between 1 and --chunks")
+    if not re.fullmatch(r"\d+[kMG]B", args.maintenance_work_mem):
+        parser.error(f"--maintenance-work-mem must look like 512MB or 4GB, got {args.maintenance_work_mem!r}")
     if min(args.questions, args.warmup, args.k, args.batch) < 1:
         parser.error("--questions, --warmup, --k and --batch must be at least 1")
     return args

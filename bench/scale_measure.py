@@ -147,18 +147,19 @@ def sizes(engine) -> dict:
             "database_bytes": database, "database_bytes_per_chunk": round(database / max(1, chunks), 1)}
 
 
-def estimate(figures: dict, target: int) -> dict:
-    """Build time and disk at `target` chunks from this build: every phase linear in the chunks
-    except the sample's (fixed: --real-sample chunks), the HNSW build as n log n; disk as this
-    build's database bytes per chunk (the fixed schema and catalog overhead is counted too: an
-    overestimate at small sizes)."""
-    phases, n = figures["deployment"]["phases"], figures["chunks"]
-    scale = target / n
-    fixed = ("generate_sample", "embed_sample", "nearest_distances")
-    seconds = {p: (s if p in fixed else s * scale * (math.log(target) / math.log(n) if p == "hnsw_build" else 1))
-               for p, s in phases.items()}
-    return {"chunks": target, "from_chunks": n, "seconds": {p: round(s) for p, s in seconds.items()},
-            "hours": round(sum(seconds.values()) / 3600, 2),
+def estimate(figures: dict, target: int, target_sample: int = 20_000) -> dict:
+    """Build time and disk at `target` chunks (`target_sample` of them embedded) from this build:
+    the sample's phases linear in the sample (the nearest-distance probe: fixed), every other
+    phase linear in the chunks except the HNSW build, n log n; disk as this build's database
+    bytes per chunk (the fixed schema and catalog overhead counted too: an overestimate at small
+    sizes). A lower bound where the work outgrows memory (the HNSW build past
+    maintenance_work_mem, postings past shared buffers)."""
+    phases, n, sample = figures["deployment"]["phases"], figures["chunks"], figures["real_sample"]
+    factor = {"generate_sample": target_sample / sample, "embed_sample": target_sample / sample,
+              "nearest_distances": 1.0, "hnsw_build": target / n * math.log(target) / math.log(n)}
+    seconds = {p: s * factor.get(p, target / n) for p, s in phases.items()}
+    return {"chunks": target, "real_sample": target_sample, "from_chunks": n, "from_real_sample": sample,
+            "seconds": {p: round(s) for p, s in seconds.items()}, "hours": round(sum(seconds.values()) / 3600, 2),
             "database_gb": round(figures["storage"]["database_bytes_per_chunk"] * target / 1e9, 1)}
 
 
@@ -168,6 +169,8 @@ def report(f: dict) -> None:
     print(f"\n{f['chunks']:,} chunks in {len(d['sizes'])} datasets ({built}), {f['real_sample']:,} real vectors; "
           f"load average before {f['machine_before']['load_average']}, after {f['machine_after']['load_average']}")
     print("  build phases (s): " + ", ".join(f"{p} {v}" for p, v in d["phases"].items()))
+    if "real_nn_cosine_distance" in d:
+        print(f"  real sample's nearest-neighbour cosine distance (synthetic offsets): {d['real_nn_cosine_distance']}")
     print(f"  Postgres bytes per chunk ({s['chunks']:,} chunks in the database):")
     for relation, per in s["bytes_per_chunk"].items():
         print(f"    {relation:<48} {per:10.1f} B/chunk  {s['bytes'][relation] / 2**20:9.1f} MiB")
@@ -176,7 +179,8 @@ def report(f: dict) -> None:
           f"  {s['database_bytes'] / 2**20:9.1f} MiB")
     if "estimate" in f:
         e = f["estimate"]
-        print(f"  estimate at {e['chunks']:,} chunks (linear from {e['from_chunks']:,}; HNSW n log n): build "
+        print(f"  estimate at {e['chunks']:,} chunks, {e['real_sample']:,} embedded (linear from {e['from_chunks']:,}"
+              f" and {e['from_real_sample']:,}; HNSW n log n): build "
               f"{e['hours']} h ({', '.join(f'{p} {v} s' for p, v in e['seconds'].items())}), database {e['database_gb']} GB")
     print(f"  {'filter':<14} {'lane':<15} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}  recall@10")
     for label, m in f.get("filters", {}).items():

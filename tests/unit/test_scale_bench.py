@@ -81,3 +81,15 @@ def test_around_is_exactly_at_the_distance():
     centre /= np.linalg.norm(centre)
     for d in (0.01, 0.2, 0.6):
         assert abs((1.0 - scale_rows.around(centre, d, rng) @ centre) - d) < 1e-4
+
+
+def test_the_1m_estimate_scales_each_phase_by_its_own_size():
+    import scale_measure
+
+    figures = {"chunks": 10_000, "real_sample": 1_000, "storage": {"database_bytes_per_chunk": 12_000.0},
+               "deployment": {"phases": {"embed_sample": 100.0, "nearest_distances": 2.0, "copy": 30.0,
+                                         "hnsw_build": 10.0}}}
+    e = scale_measure.estimate(figures, 1_000_000, 20_000)
+    assert e["seconds"]["embed_sample"] == 2_000 and e["seconds"]["nearest_distances"] == 2
+    assert e["seconds"]["copy"] == 3_000 and e["seconds"]["hnsw_build"] == 1_500  # 100 x log(1e6)/log(1e4)
+    assert e["database_gb"] == 12.0 and e["hours"] == round(6_502 / 3600, 2)
