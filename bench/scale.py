@@ -99,7 +99,44 @@ def sample_phase(sizes: list[int], real_sample: int, vocab: Vocabulary, seed: in
     return out
 
 
-def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state: Path) -> dict:
+def load_dataset(args, loader: Loader, which: tuple, p: dict, vectors: tuple, window: tuple) -> tuple[int, tuple]:
+    """COPY one dataset: its sample documents (real vectors, rows of `real` from `row` on), then
+    generated ones around them, --batch documents a transaction. Returns the next sample row and
+    the seconds spent (generating, copying)."""
+    (i, name, dataset), (real, row, synth), (limit, count) = which, vectors, window
+    keyed, generate_s, copy_s = KeyedVectors(), 0.0, 0.0
+    centres: dict[int, list[int]] = {}
+    for doc, topic in p["sample"]:
+        for c in doc.chunks:
+            keyed.by_key[c["lines"][0]] = real[row]
+            centres.setdefault(topic, []).append(row)
+            row += 1
+    sampled = sum(len(d.chunks) for d, _ in p["sample"])
+    docs = generate_documents(p["gen"], i, p["size"] - sampled, sampled, limit, count, list(centres))
+    batch, number, done = [d for d, _ in p["sample"]], 0, 0
+    while True:
+        t0 = time.perf_counter()
+        for doc, topic in docs:
+            for c in doc.chunks:
+                keyed.by_key[c["lines"][0]] = synth.vector(centres[topic])
+            batch.append(doc)
+            if len(batch) >= args.batch:
+                break
+        generate_s += time.perf_counter() - t0
+        if not batch:
+            break
+        t0 = time.perf_counter()
+        loader.load(dataset, batch, keyed, number, args.seed + number)
+        copy_s += time.perf_counter() - t0
+        number += len(batch)
+        done += sum(len(d.chunks) for d in batch)
+        batch, keyed.by_key = [], {}
+        print(f"  {name}: {done}/{p['size']} chunks", end="\r", flush=True)
+    print()
+    return row, (generate_s, copy_s)
+
+
+def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state: Path) -> tuple[dict, dict]:
     """Generate, embed, COPY, index and analyze the deployment; returns the phase times and the
     real sample's nearest-neighbour cosine distances (the synthetic vectors' offsets) by percentile."""
     from engram.pipelines.cognify.chunk import chunk_budget
@@ -121,40 +158,14 @@ def build(args, dataset_ids: dict[str, object], embedder, loader: Loader, state:
     synth = Synthesizer(real, seed=args.seed)
     phases["nearest_distances"] = time.perf_counter() - started
     nn = {f"p{q}": round(float(np.percentile(synth.distances, q)), 4) for q in (10, 50, 90)}
-    keyed, generate_s, copy_s = KeyedVectors(), 0.0, 0.0
+    generate_s, copy_s = 0.0, 0.0
     saved = state / "scale-vector-indexes.json"
     with loader.vector_indexes_built_after(saved, args.maintenance_work_mem):
         row = 0
         for i, p in plan.items():
             name, dataset = names(args.chunks, args.seed)[i], dataset_ids[names(args.chunks, args.seed)[i]]
-            centres: dict[int, list[int]] = {}
-            for doc, topic in p["sample"]:
-                for c in doc.chunks:
-                    keyed.by_key[c["lines"][0]] = real[row]
-                    centres.setdefault(topic, []).append(row)
-                    row += 1
-            sampled = sum(len(d.chunks) for d, _ in p["sample"])
-            docs = generate_documents(p["gen"], i, p["size"] - sampled, sampled, limit, count, list(centres))
-            batch, number, done = [d for d, _ in p["sample"]], 0, 0
-            while True:
-                t0 = time.perf_counter()
-                for doc, topic in docs:
-                    for c in doc.chunks:
-                        keyed.by_key[c["lines"][0]] = synth.vector(centres[topic])
-                    batch.append(doc)
-                    if len(batch) >= args.batch:
-                        break
-                generate_s += time.perf_counter() - t0
-                if not batch:
-                    break
-                t0 = time.perf_counter()
-                loader.load(dataset, batch, keyed, number, args.seed + number)
-                copy_s += time.perf_counter() - t0
-                number += len(batch)
-                done += sum(len(d.chunks) for d in batch)
-                batch, keyed.by_key = [], {}
-                print(f"  {name}: {done}/{p['size']} chunks", end="\r", flush=True)
-            print()
+            row, seconds = load_dataset(args, loader, (i, name, dataset), p, (real, row, synth), (limit, count))
+            generate_s, copy_s = generate_s + seconds[0], copy_s + seconds[1]
         started = time.perf_counter()
     phases.update(generate_rest=generate_s, copy=copy_s, hnsw_build=time.perf_counter() - started)
     started = time.perf_counter()
