@@ -337,12 +337,13 @@ class Loader:
                 " AND tablename IN ('chunks', 'chunk_windows') AND indexdef ILIKE '%USING hnsw%'")).all())
 
     @contextlib.contextmanager
-    def vector_indexes_built_after(self, saved: Path):
-        """Drop the HNSW indexes, and build them again, as they were, once the block is done.
-        Their definitions wait in `saved` meanwhile: a run stopped half-way restores them first."""
+    def vector_indexes_built_after(self, saved: Path, memory: str = "1GB"):
+        """Drop the HNSW indexes, and build them again, as they were, once the block is done
+        (with maintenance_work_mem = `memory`: the graph is built in memory, and slowly once it
+        outgrows it). Their definitions wait in `saved` meanwhile: a run stopped half-way restores them first."""
         from sqlalchemy import text
 
-        self.restore_vector_indexes(saved)
+        self.restore_vector_indexes(saved, memory)
         found = self.vector_indexes()
         saved.parent.mkdir(parents=True, exist_ok=True)
         saved.write_text(json.dumps(found))
@@ -352,9 +353,9 @@ class Loader:
         try:
             yield
         finally:
-            self.restore_vector_indexes(saved)
+            self.restore_vector_indexes(saved, memory)
 
-    def restore_vector_indexes(self, saved: Path) -> None:
+    def restore_vector_indexes(self, saved: Path, memory: str = "1GB") -> None:
         from sqlalchemy import text
 
         if not saved.exists():
@@ -362,7 +363,9 @@ class Loader:
         wanted, present = json.loads(saved.read_text()), self.vector_indexes()
         with self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            conn.execute(text("SET maintenance_work_mem = '1GB'"))  # the graph is built in memory
+            if not re.fullmatch(r"\d+[kMG]B", memory):
+                raise ValueError(f"maintenance_work_mem must look like 512MB or 4GB, got {memory!r}")
+            conn.execute(text(f"SET maintenance_work_mem = '{memory}'"))  # the graph is built in memory
             for name, definition in wanted.items():
                 if name not in present:
                     conn.execute(text(definition))
