@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from engram.pipelines.cognify.embedding import normalise, text_key
 
-DEMO = Path(__file__).resolve().parents[2] / "bench" / "corpus" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "cli" / "data" / "demo"
 MODEL = "local:all-MiniLM-L6-v2"
 
 
