@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from engram.tasks.client import EngramError, RunHandle
 
-DEMO = Path(__file__).resolve().parents[2] / "bench" / "corpus" / "demo"
+DEMO = Path(__file__).resolve().parents[2] / "cli" / "data" / "demo"
 
 
 def _dataset_counts(store, dataset_name: str, user: str = "default") -> dict[str, int]:
