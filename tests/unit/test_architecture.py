@@ -70,3 +70,36 @@ def test_the_scan_sees_a_literal_and_an_sql_quote_but_not_prose(tmp_path):
                      'NOTE = "use search_type CHUNKS for passages"\n')
     assert spellings({"TEMPORAL", "CHUNKS"}, set(), [probe]) == ["probe.py:2: TEMPORAL"]
     assert spellings({"contains"}, set(), [probe]) == ["probe.py:3: contains"]
+
+
+# ------------------------------------------------------------------ size of a function
+
+MAX_FUNCTION_LINES = 60
+
+
+def _product_modules() -> list[Path]:
+    return _modules() + [ROOT / "__init__.py"]
+
+
+def long_functions(modules: list[Path], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """`path:line name (n lines)` for each function (nested ones too) longer than `limit` lines."""
+    found = []
+    for path in modules:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > limit:
+                    found.append(f"{rel}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_no_product_function_is_over_60_lines():
+    assert long_functions(_product_modules()) == []
+
+
+def test_the_length_scan_counts_a_function_from_def_to_its_last_line(tmp_path):
+    probe = tmp_path / "probe.py"
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    probe.write_text(f"def fits():\n{body}\n\ndef too_long():\n{body}    return x0\n")
+    assert long_functions([probe]) == [f"probe.py:{MAX_FUNCTION_LINES + 3} too_long ({MAX_FUNCTION_LINES + 1} lines)"]
