@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from engram.adapters.llm.memory_injection import install
 
 log = logging.getLogger("engram.agent_memory")
 
@@ -100,8 +101,6 @@ def _injected_memory() -> str | None:
 
 def install_injection():
     """Register the litellm callback that injects the decorated call's memory (idempotent)."""
-    from engram.adapters.llm.memory_injection import install
-
     return install(_injected_memory, inject_memory)
 
 
