@@ -11,6 +11,9 @@ from kombu import Exchange, Queue
 from engram.adapters.broker import publish_retry_policy
 from engram.adapters.services import resolve_redis
 from engram.settings import get_settings
+from engram.pipelines.flow import all_stages
+from engram.pipelines.flows import FLOWS
+from engram.pipelines.improve.registry import UnknownStage, check_config as check_improve
 
 TASK_MODULES = [
     "engram.tasks.cognify",
@@ -78,9 +81,6 @@ def public_routes(s) -> dict:
 
 def stage_routes(s) -> dict:
     """Each declared stage's task goes to its declared queue (pipelines/flows.py)."""
-    from engram.pipelines.flow import all_stages
-    from engram.pipelines.flows import FLOWS
-
     queues = {"ingest": s.queue_ingest, "llm": s.queue_llm, "embed": s.queue_embed,
               "maintenance": s.queue_maintenance}
     return {name: {"queue": queues[stage.queue]} for name, stage in all_stages(FLOWS).items()}
@@ -113,9 +113,6 @@ def _routes(s) -> dict:
 
 def check_config(s) -> None:
     """Settings that name parts of Engram must name real ones: every process refuses to start otherwise."""
-    from engram.pipelines.improve.registry import UnknownStage
-    from engram.pipelines.improve.registry import check_config as check_improve
-
     try:
         check_improve(s.improve_disabled, s.improve_opt_in)
     except UnknownStage as exc:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+import importlib
 
 
 class Settings(BaseSettings):
@@ -188,7 +189,5 @@ def reset_settings() -> None:
 def load_configured(path: str):
     """The object a setting names as 'module:function' (or 'module.function'): host code such as
     ENGRAM_IMPROVE_ADMISSION's callback or ENGRAM_AGENT_TOOLS' handlers. Raises when it cannot."""
-    import importlib
-
     module, _, name = path.partition(":") if ":" in path else path.rpartition(".")
     return getattr(importlib.import_module(module), name)

@@ -12,6 +12,8 @@ naming another lock Redis elects its own beat and hands out its own improve clai
 from __future__ import annotations
 
 import hashlib
+from engram.adapters.signing import fingerprint, signing_key
+from engram.settings import get_settings
 
 IDENTITY_COMMAND = "engram_fleet_identity"
 ASPECTS = {
@@ -31,7 +33,6 @@ def identity(settings) -> dict[str, str]:
     from sqlalchemy import text
 
     from engram.adapters.redis_client import get_redis
-    from engram.adapters.signing import fingerprint, signing_key
     from engram.adapters.store.engine import get_engine
 
     with get_engine(settings).connect() as conn:  # a server started at another moment is another server
@@ -49,8 +50,6 @@ def register_identity_command() -> None:
 
     @control_command(name=IDENTITY_COMMAND)
     def _answer(state) -> dict:
-        from engram.settings import get_settings
-
         consumer = getattr(state, "consumer", None)
         task_consumer = getattr(consumer, "task_consumer", None)
         queues = sorted(q.name for q in getattr(task_consumer, "queues", None) or [])

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
+import logging
 
 STAGE_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 RECALL_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -108,8 +109,6 @@ class Gauges:
         self.name, self.documentation, self.labels, self.read = name, documentation, labels, read
 
     def collect(self) -> Iterable[Any]:
-        import logging
-
         from prometheus_client.core import GaugeMetricFamily
 
         family = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)

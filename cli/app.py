@@ -10,6 +10,9 @@ import warnings
 import typer
 from rich.console import Console
 from rich.markup import escape
+from engram.adapters.services import ServiceError, resolve
+from engram.adapters.store import migrate as migrations
+from engram.settings import get_settings
 
 warnings.filterwarnings("ignore", module="platformdirs")
 
@@ -67,10 +70,6 @@ def task_failed(exc: Exception) -> None:
 
 def prepare_services(migrate: bool = True):
     """Resolve (or start) the services and export their URLs for child processes."""
-    from engram.adapters.services import ServiceError, resolve
-    from engram.adapters.store import migrate as migrations
-    from engram.settings import get_settings
-
     settings = get_settings()
     try:
         urls = resolve(settings)

@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.mcp_server import Authority, EngramTools, build_server, token_auth
+from engram.tasks.client import EngramClient, EngramError
 
 
 @app.command()
@@ -28,7 +30,6 @@ def capture(
 ) -> None:
     """Capture a typed knowledge object and wait for its pipeline (complete or partial)."""
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     fields = {}
     for item in field:
@@ -54,7 +55,6 @@ def reprocess(
 ) -> None:
     """Rerun a capture from its first failed stage (a partial capture) and wait: complete or partial."""
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     try:
         done = EngramClient().reprocess(object_id, dataset=dataset, user=user, wait=True)
@@ -83,8 +83,6 @@ def mcp(
 ) -> None:
     """Serve Engram's tools to MCP clients (stdio by default)."""
     prepare_services()
-    from engram.cli.mcp_server import Authority, EngramTools, build_server, token_auth
-    from engram.tasks.client import EngramClient
 
     if tokens is not None and not http:
         _fail("--tokens applies to --http; a stdio server acts as --user", "add --http, or drop --tokens for --user NAME")

@@ -14,6 +14,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from engram.models.search import SearchType
+from engram.adapters.services import embedded_to_start, stop_embedded
+from engram.cli.progress import follow_runs, render_recall
+from engram.settings import get_settings
+from engram.tasks.client import EngramClient, RunHandle
 
 # Package data of the CLI (pyproject), so a built install (the Docker image) has them too.
 DEMO_CORPUS = Path(__file__).resolve().parent / "data" / "demo"
@@ -86,8 +90,6 @@ def remember_demo(client, dataset: str = "demo", user: str = "default", corpus: 
 def settle_demo(client, dataset: str = "demo", user: str = "default") -> list:
     """Documents ingested side by side each saw only what was loaded before them: one pass over
     the whole dataset settles who succeeded whom and which sources disagree. [(task, status)]."""
-    from engram.tasks.client import RunHandle
-
     out = []
     for task, extra in (("engram.maintenance.supersede", {"functional_relationships": FUNCTIONAL}),
                         ("engram.maintenance.check_contradictions", {})):
@@ -98,11 +100,9 @@ def settle_demo(client, dataset: str = "demo", user: str = "default") -> list:
 
 def run_demo(console: Console, corpus: Path | None) -> int:
     from engram.cli.app import prepare_services
-    from engram.settings import get_settings
 
     corpus = corpus or DEMO_CORPUS
     settings = get_settings()
-    from engram.adapters.services import embedded_to_start, stop_embedded
 
     started = embedded_to_start(settings)
     console.rule("Engram demo")
@@ -113,8 +113,6 @@ def run_demo(console: Console, corpus: Path | None) -> int:
         console.print("[yellow]No LLM configured: running on the offline default (deterministic local "
                       "extractor; answers are retrieved context).[/yellow]")
     from engram.celery_app import app
-    from engram.cli.progress import follow_runs, render_recall
-    from engram.tasks.client import EngramClient
 
     log_path = settings.state_dir / "demo-worker.log"
     proc = start_worker(log_path=log_path)

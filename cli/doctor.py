@@ -6,6 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engram.settings import get_settings
+from engram.adapters.embed import get_embedder
+from engram.adapters.llm.providers import ReplayProvider, provider_from_settings
+from engram.adapters.redis_client import probe_redis
+from engram.adapters.services import ServiceError, resolve
+from engram.adapters.store import migrate
+from engram.adapters.store.engine import SchemaMismatch, check_dimension_at, probe_postgres
 
 
 @dataclass
@@ -24,8 +30,6 @@ def _first_line(exc: BaseException) -> str:
 def run_checks(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> list[Check]:
     """Every check by name (services, postgres, pgvector, migrations, schema, redis, embedder,
     llm, config), or those in `only`, less those in `skip`."""
-    from engram.adapters.services import ServiceError, resolve
-
     def wanted(name: str) -> bool:
         return (not only or name in only) and name not in skip
 
@@ -50,9 +54,6 @@ def run_checks(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> lis
 
 
 def _postgres_checks(url: str, where: str, settings) -> list[Check]:
-    from engram.adapters.store import migrate
-    from engram.adapters.store.engine import SchemaMismatch, check_dimension_at, probe_postgres
-
     try:
         found = probe_postgres(url)
     except Exception as exc:
@@ -86,8 +87,6 @@ def _postgres_checks(url: str, where: str, settings) -> list[Check]:
 
 
 def _redis_check(url: str, where: str) -> Check:
-    from engram.adapters.redis_client import probe_redis
-
     try:
         version = probe_redis(url)
     except Exception as exc:
@@ -100,8 +99,6 @@ def _redis_check(url: str, where: str) -> Check:
 
 
 def _embedder_check(settings) -> Check:
-    from engram.adapters.embed import get_embedder
-
     try:
         embedder = get_embedder(settings)
         vector = embedder.embed(["doctor check"])[0]
@@ -133,8 +130,6 @@ def _config_check(settings) -> Check:
 
 
 def _llm_check(settings) -> Check:
-    from engram.adapters.llm.providers import ReplayProvider, provider_from_settings
-
     try:
         provider = provider_from_settings(settings)
     except Exception as exc:

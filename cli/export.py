@@ -8,6 +8,11 @@ from pathlib import Path
 import typer
 
 from engram.cli.app import _fail, app, console, prepare_services
+from engram.adapters.store import Store
+from engram.adapters.store.access import AccessDenied, UnknownDataset
+from engram.pipelines import export
+from engram.pipelines.errors import BadInput
+from engram.settings import get_settings
 
 
 @app.command("export")
@@ -18,15 +23,9 @@ def export_dataset(
     user: str = typer.Option("default"),
 ) -> None:
     """Write a dataset's memory (documents, chunks, graph, sessions, lessons, skills, grants) to a file."""
-    from engram.pipelines import export
-    from engram.pipelines.errors import BadInput
-
     if fmt not in export.FORMATS:
         _fail(f"unknown format {fmt!r}", "--format jsonl or --format graphml")
     prepare_services()
-    from engram.adapters.store import Store
-    from engram.adapters.store.access import AccessDenied, UnknownDataset
-    from engram.settings import get_settings
     from engram.tasks.export import now
 
     s = get_settings()
@@ -57,10 +56,6 @@ def import_dataset(
     if not file.is_file():
         _fail(f"{file}: no such file", "give the path of a file written by engram export")
     prepare_services()
-    from engram.adapters.store import Store
-    from engram.pipelines import export
-    from engram.pipelines.errors import BadInput
-    from engram.settings import get_settings
     from engram.tasks.export import embedder_port
 
     s = get_settings()

@@ -7,6 +7,8 @@ import json
 import typer
 
 from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.sessions import render_learning, render_run, render_sessions, wait_for_run
+from engram.tasks.client import EngramClient, EngramError
 
 
 @app.command()
@@ -20,8 +22,6 @@ def improve(
     """Improve a dataset now (explicit: never declined by admission). Without --session only the
     dataset-wide stages run."""
     prepare_services()
-    from engram.cli.sessions import render_run, wait_for_run
-    from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
     try:
@@ -51,8 +51,6 @@ def sessions(
 ) -> None:
     """Sessions of a dataset: entries, pending work, last improve, claim holders, last run."""
     prepare_services()
-    from engram.cli.sessions import render_learning, render_sessions
-    from engram.tasks.client import EngramClient, EngramError
 
     try:
         view = EngramClient().sessions(dataset, session_id=session, user=user)
@@ -74,7 +72,6 @@ def feedback(
 ) -> None:
     """Record feedback on a session entry; the next improve folds it into feedback weights."""
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     try:
         result = EngramClient().feedback(entry_id, verdict, score=score, user=user)
@@ -107,7 +104,6 @@ def unshare(
 
 def _grants(action: str, dataset: str, grantee: str, permissions: list[str], user: str) -> None:
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     try:
         result = getattr(EngramClient(), action)(dataset, grantee, permissions or None, user=user)

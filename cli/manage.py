@@ -12,11 +12,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.tasks.client import EngramClient, EngramError, RunHandle
 
 
 def _client():
     prepare_services()
-    from engram.tasks.client import EngramClient
 
     return EngramClient(local_reads=True)
 
@@ -28,8 +28,6 @@ def datasets(
 ) -> None:
     """The datasets you hold a grant on: owner, your grants, who else has which (with the share
     grant), what each holds and its runs."""
-    from engram.tasks.client import EngramError
-
     client = _client()
     try:
         result = client.datasets(user)
@@ -75,7 +73,6 @@ def forget(
     if sum(x is not None and x is not False for x in (item, document, everything)) != 1:
         _fail("say what to forget: exactly one of --item, --document or --all",
               f"engram forget -d {dataset} --document notes.md (or --item ID, or --all)")
-    from engram.tasks.client import EngramError
 
     client = _client()
     try:
@@ -108,8 +105,6 @@ def retry(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Resume a failed run at its first unfinished stage (write grant); completed stages stay done."""
-    from engram.tasks.client import EngramError, RunHandle
-
     client = _client()
     try:
         run_id = client.find_run(run, user)

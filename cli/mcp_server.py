@@ -39,6 +39,9 @@ from engram.models.payloads import (
 from engram.models.payloads.export import ExportRequest
 from engram.pipelines.browse import next_offset, text_page
 from engram.pipelines.errors import BadInput
+from engram.tasks.client import EngramError, RunHandle
+import functools
+import inspect
 
 TOOLS = ("remember", "recall", "capture", "capture_reprocess", "status", "forget", "feedback", "sessions", "link",
          "read", "list", "entity", "graph", "datasets", "skills_list", "skill_load", "export")
@@ -100,8 +103,6 @@ class EngramTools:
         return fields
 
     def call(self, task: str, payload: dict) -> dict:
-        from engram.tasks.client import EngramError
-
         try:
             return self.client.call(task, **payload)
         except EngramError as exc:
@@ -110,8 +111,6 @@ class EngramTools:
             raise ToolFailed(f"{task} did not answer within {self.timeout:.0f}s (it may still finish)") from None
 
     def wait_run(self, run_id: str) -> RunStatus:
-        from engram.tasks.client import RunHandle
-
         try:
             return RunHandle(self.client, uuid.UUID(run_id), user=self.authority.current_user()).wait(
                 timeout=self.timeout)
@@ -303,8 +302,6 @@ def build_server(tools: EngramTools, *, auth=None, token_verifier=None):
             except (ToolFailed, PermissionError) as exc:
                 raise ToolError(str(exc)) from None
 
-        import functools
-        import inspect
 
         functools.update_wrapper(tool, body)
         tool.__signature__ = inspect.signature(body)

@@ -9,13 +9,16 @@ import typer
 from rich.table import Table
 
 from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.demo import DEMO_QA, run_demo
+from engram.cli.progress import follow_runs, render_eval, render_recall
+from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
+from engram.tasks.client import EngramClient, EngramError
+import sys
 
 
 def _texts_and_paths(targets: list[str], text: str | None) -> tuple[list[str], list[Path]]:
     """What `remember` was given, checked before anything is sent: every path exists, no
     argument is empty; text comes from --text or stdin ('-', or piped with no target)."""
-    import sys
-
     texts, paths = [], []
     literal = "literal text goes through --text 'TEXT' or stdin"
     if text is not None:
@@ -56,7 +59,6 @@ def remember(
     """Remember files, directories or text (--text, or stdin); with --wait, show per-stage progress."""
     texts, paths = _texts_and_paths(targets or [], text)
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
     try:
@@ -68,7 +70,6 @@ def remember(
         for run in handle.runs:
             console.print(f"  run {run.run_id}  {run.name or ''}{'  (duplicate)' if run.duplicate else ''}")
         return
-    from engram.cli.progress import follow_runs
 
     statuses = follow_runs(console, handle.runs)
     failed = [s for s in statuses if s.status == "failed"]
@@ -90,7 +91,6 @@ def status(
         _fail("give a run id or --dataset, not " + ("both" if run_id else "neither"),
               "engram status -d DATASET lists a dataset's runs; engram status RUN shows one")
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     client = EngramClient(local_reads=True)
     queues = None
@@ -131,7 +131,6 @@ def recall(
 ) -> None:
     """Ask memory a question; prints ranked results with provenance."""
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     extra = {"session_id": session, "include_history": history or None, "skills": skill or None, "tools": tool or None,
              "as_of": f"{as_of}-01-01T00:00:00Z" if as_of and as_of.isdigit() else as_of}
@@ -143,7 +142,6 @@ def recall(
     if as_json:
         console.print_json(result.model_dump_json())
         return
-    from engram.cli.progress import render_recall
 
     render_recall(console, result)
 
@@ -160,10 +158,6 @@ def eval_(
 ) -> None:
     """Recall every question of a QA file; print EM, F1 and answer-in-context@k; write a report."""
     prepare_services()
-    from engram.cli.progress import render_eval
-    from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
-    from engram.cli.demo import DEMO_QA
-    from engram.tasks.client import EngramClient, EngramError
 
     qa_file = qa_file or DEMO_QA
     try:
@@ -193,6 +187,4 @@ def eval_(
 @app.command()
 def demo(corpus: Path = typer.Option(None, help="directory of documents (default: the shipped demo corpus)")) -> None:
     """Start services and a worker, remember a corpus, answer questions, shut down."""
-    from engram.cli.demo import run_demo
-
     raise typer.Exit(run_demo(console, corpus))

@@ -9,13 +9,20 @@ import typer
 from rich.table import Table
 
 from engram.cli.app import _fail, app, console, db_app, preflight, prepare_services, print_error, services_app
+from engram.adapters.services import is_embedded_redis, stop_embedded_postgres, stop_embedded_redis
+from engram.adapters.store import migrate as migrations
+from engram.adapters.store.engine import check_dimension, get_engine
+from engram.cli.doctor import run_checks
+from engram.cli.flower import protect_metrics
+from engram.cli.worker import WorkerSpec, plan, run_one, serve_metrics, supervise
+from engram.settings import get_settings
+import socket
+import os
 
 
 @app.command()
 def doctor() -> None:
     """Check Postgres, pgvector, Redis, migrations, embedder and LLM config."""
-    from engram.cli.doctor import run_checks
-
     ok = True
     table = Table("component", "status", "detail")
     for check in run_checks():
@@ -34,8 +41,6 @@ def health(
     port: int = typer.Option(5555, help="flower's port"),
 ) -> None:
     """Container healthcheck: exit 0 when this host's service answers, else 1 with the reason."""
-    import socket
-
     if role == "flower":
         import urllib.request
 
@@ -83,9 +88,6 @@ def worker(
     to celery). Doctor's checks run first (all but the embedder's, which the workers load)."""
     prepare_services()
     preflight(skip=("embedder",))
-    from engram.adapters.store.engine import check_dimension, get_engine
-    from engram.cli.worker import WorkerSpec, plan, run_one, serve_metrics, supervise
-    from engram.settings import get_settings
 
     settings = get_settings()
     check_dimension(get_engine(), settings.embedding_dimension)
@@ -109,8 +111,6 @@ def _check_fleet(settings) -> None:
     Redis: this machine would split it (adapters/fleet). Asked from a child process: the broker
     connection, pidbox consumer and clients the question needs must not be inherited by the
     workers this process forks (a pool process replacing a killed one then never came up)."""
-    import os
-
     pid = os.fork()
     if pid == 0:
         code = 0
@@ -143,7 +143,6 @@ def beat(ctx: typer.Context, loglevel: str = typer.Option("info")) -> None:
     """Start celery beat (the periodic maintenance schedule)."""
     prepare_services()
     from engram.celery_app import app as celery_app
-    from engram.settings import get_settings
 
     schedule = get_settings().state_dir / "celerybeat-schedule"
     celery_app.start(["beat", f"--loglevel={loglevel}", f"--schedule={schedule}", *ctx.args])
@@ -155,7 +154,6 @@ def flower(ctx: typer.Context, port: int = typer.Option(5555)) -> None:
     /metrics asks the same credentials as its UI."""
     prepare_services(migrate=False)
     from engram.celery_app import app as celery_app
-    from engram.cli.flower import protect_metrics
 
     protect_metrics()
 
@@ -167,7 +165,6 @@ def db_upgrade(revision: str = typer.Argument("head")) -> None:
     """Apply migrations up to REVISION (default head), after doctor's PostgreSQL and pgvector checks."""
     urls = prepare_services(migrate=False)
     preflight(only=("postgres", "pgvector"))
-    from engram.adapters.store import migrate as migrations
 
     migrations.upgrade(urls.database_url, revision)
     console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
@@ -178,7 +175,6 @@ def db_downgrade(revision: str = typer.Argument(..., help="target revision, e.g.
     """Revert migrations down to REVISION."""
     urls = prepare_services(migrate=False)
     preflight(only=("postgres",))
-    from engram.adapters.store import migrate as migrations
 
     migrations.downgrade(urls.database_url, revision)
     console.print(f"database at revision {migrations.current_revision(urls.database_url)}")
@@ -196,8 +192,6 @@ def services_env() -> None:
     """Print `export` lines a producer's shell needs (eval "$(engram services env)"): the Redis the
     workers use (the embedded one is started if needed; its port is chosen once per state directory)
     and the broker when one is configured."""
-    from engram.settings import get_settings
-
     urls = prepare_services()
     lines = {"ENGRAM_REDIS_URL": urls.redis_url}
     broker = get_settings().broker_url
@@ -211,9 +205,6 @@ def services_env() -> None:
 def services_stop() -> None:
     """Stop the embedded servers started from the state directory (a configured URL's server is
     not Engram's to stop: it is left alone and said so)."""
-    from engram.adapters.services import is_embedded_redis, stop_embedded_postgres, stop_embedded_redis
-    from engram.settings import get_settings
-
     s = get_settings()
     redis_url = None if s.redis_url and is_embedded_redis(s, s.redis_url) else s.redis_url
     for name, variable, configured, stop in (("postgres", "ENGRAM_DATABASE_URL", s.database_url, stop_embedded_postgres),

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+from engram.tasks.client import EngramClient, EngramError
 
 skills_app = typer.Typer(help="Skills and tools of agentic recall (AGENTIC_COMPLETION).", no_args_is_help=True)
 console = Console()
@@ -18,7 +19,6 @@ def _call(task: str, /, **kwargs) -> dict:
     from engram.cli.app import prepare_services, task_failed
 
     prepare_services()
-    from engram.tasks.client import EngramClient, EngramError
 
     try:
         return EngramClient().call(task, **kwargs)

@@ -21,6 +21,11 @@ import time
 import traceback
 import uuid
 from dataclasses import dataclass
+from engram.adapters import metrics
+from engram.adapters.embed import get_embedder
+from engram.adapters.redis_client import reset_redis
+from engram.adapters.store.engine import dispose_engine
+from engram.settings import get_settings
 
 log = logging.getLogger("engram.worker")
 
@@ -74,7 +79,6 @@ def plan(settings, *, queues: str = "", concurrency: int = 2, pool: str | None =
 def serve_metrics(settings, port: int):
     """Serve /metrics for this worker tree from this process (the supervisor, or the one worker):
     every process records into one directory under state_dir, emptied now, added up per scrape."""
-    from engram.adapters import metrics
     from engram.tasks.observe import fleet_gauges
 
     metrics.prepare_multiprocess(settings.state_dir / "metrics" / str(port))
@@ -86,7 +90,6 @@ def serve_metrics(settings, port: int):
 def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
     """Run one Celery worker in this process (after the services are up: they keep our priority)."""
     from engram.celery_app import app
-    from engram.settings import get_settings
 
     if spec.nice:
         os.nice(spec.nice)
@@ -150,7 +153,6 @@ def preload_shared(settings) -> bool:
     app.loader.import_default_modules()
     if not (settings.embed_preload and settings.embedding_model.startswith("local:")):
         return False
-    from engram.adapters.embed import get_embedder
 
     get_embedder(settings).preload()
     return True
@@ -158,10 +160,6 @@ def preload_shared(settings) -> bool:
 
 def supervise(specs: list[WorkerSpec], loglevel: str, extra: list[str]) -> int:
     """Run each spec as a forked child worker; restart one that dies; stop all on SIGTERM/SIGINT."""
-    from engram.adapters.redis_client import reset_redis
-    from engram.adapters.store.engine import dispose_engine
-    from engram.settings import get_settings
-
     logging.basicConfig(level=loglevel.upper(), format="[%(asctime)s: %(levelname)s/engram worker] %(message)s")
     if preload_shared(get_settings()):
         log.info("embedding model loaded once; workers share it")

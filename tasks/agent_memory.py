@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from engram.adapters.llm.memory_injection import install
 
 log = logging.getLogger("engram.agent_memory")
 
@@ -100,8 +101,6 @@ def _injected_memory() -> str | None:
 
 def install_injection():
     """Register the litellm callback that injects the decorated call's memory (idempotent)."""
-    from engram.adapters.llm.memory_injection import install
-
     return install(_injected_memory, inject_memory)
 
 
@@ -122,67 +121,81 @@ def agent_memory(app, *, dataset: str | Callable[..., str], user: str | Callable
     `inject`: litellm async calls made inside the call get the memory prepended (see above)."""
     if inject:
         install_injection()
-
-    def fetch(frame_args: tuple, frame_kwargs: dict) -> Frame:
-        who = _resolve(user, frame_args, frame_kwargs) or "default"
-        where = _resolve(dataset, frame_args, frame_kwargs)
-        session = _resolve(session_id, frame_args, frame_kwargs)
-        text = query(*frame_args, **frame_kwargs) if query else (str(frame_args[0]) if frame_args else "")
-        memory = ""
-        try:
-            reply = app.send_task(MEMORY_TASK, kwargs={
-                "user": who, "dataset": where, "session_id": session, "query": text,
-                "top_k": top_k, "last_traces": last_traces}).get(timeout=timeout)
-            memory = str(reply.get("memory") or "") if isinstance(reply, dict) else ""
-        except Exception as exc:  # retrieval never breaks the host call
-            log.warning("agent memory: retrieval failed, continuing without memory: %s", exc)
-        if inject:
-            install_injection()  # again: the host may have replaced litellm.callbacks since
-        return Frame(who, where, session, memory, inject)
-
-    def store(frame: Frame, fn_name: str, args: tuple, kwargs: dict, result: Any, error: BaseException | None):
-        payload = {"trace_id": str(uuid.uuid4()), "user": frame.user, "dataset": frame.dataset,
-                   "session_id": frame.session_id, "function": fn_name,
-                   "inputs": _sanitise({"args": args, "kwargs": kwargs}),
-                   "memory": frame.memory[:MAX_TRACE_CHARS] or None,
-                   "result": None if error else _sanitise(result),
-                   "error": f"{type(error).__name__}: {error}" if error else None}
-        try:
-            app.send_task(TRACE_TASK, kwargs=payload)  # enqueued, never awaited
-        except Exception as exc:
-            log.warning("agent memory: could not enqueue the trace: %s", exc)
+    fetch = functools.partial(_fetch_frame, app, dataset=dataset, user=user, session_id=session_id, top_k=top_k,
+                              last_traces=last_traces, timeout=timeout, query=query, inject=inject)
+    store = functools.partial(_store_trace, app)
 
     def decorate(fn):
-        name = getattr(fn, "__qualname__", getattr(fn, "__name__", "agent"))
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*args, **kwargs):
-                frame = await asyncio.to_thread(fetch, args, kwargs)
-                token = _frame.set(frame)
-                try:
-                    result = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    await asyncio.to_thread(store, frame, name, args, kwargs, None, exc)
-                    raise
-                finally:
-                    _frame.reset(token)
-                await asyncio.to_thread(store, frame, name, args, kwargs, result, None)
-                return result
-            return async_wrapper
+        return _wrapped(fn, fetch, store)
 
+    return decorate
+
+
+def _fetch_frame(app, frame_args: tuple, frame_kwargs: dict, *, dataset, user, session_id, top_k: int,
+                 last_traces: int, timeout: float, query, inject: bool) -> Frame:
+    """The call's frame: who, where, which session, and the memory retrieved for it ("" on failure)."""
+    who = _resolve(user, frame_args, frame_kwargs) or "default"
+    where = _resolve(dataset, frame_args, frame_kwargs)
+    session = _resolve(session_id, frame_args, frame_kwargs)
+    text = query(*frame_args, **frame_kwargs) if query else (str(frame_args[0]) if frame_args else "")
+    memory = ""
+    try:
+        reply = app.send_task(MEMORY_TASK, kwargs={
+            "user": who, "dataset": where, "session_id": session, "query": text,
+            "top_k": top_k, "last_traces": last_traces}).get(timeout=timeout)
+        memory = str(reply.get("memory") or "") if isinstance(reply, dict) else ""
+    except Exception as exc:  # retrieval never breaks the host call
+        log.warning("agent memory: retrieval failed, continuing without memory: %s", exc)
+    if inject:
+        install_injection()  # again: the host may have replaced litellm.callbacks since
+    return Frame(who, where, session, memory, inject)
+
+
+def _store_trace(app, frame: Frame, fn_name: str, args: tuple, kwargs: dict, result: Any,
+                 error: BaseException | None) -> None:
+    """Enqueue the call's trace (never awaited; a failure to enqueue is logged, not raised)."""
+    payload = {"trace_id": str(uuid.uuid4()), "user": frame.user, "dataset": frame.dataset,
+               "session_id": frame.session_id, "function": fn_name,
+               "inputs": _sanitise({"args": args, "kwargs": kwargs}),
+               "memory": frame.memory[:MAX_TRACE_CHARS] or None,
+               "result": None if error else _sanitise(result),
+               "error": f"{type(error).__name__}: {error}" if error else None}
+    try:
+        app.send_task(TRACE_TASK, kwargs=payload)  # enqueued, never awaited
+    except Exception as exc:
+        log.warning("agent memory: could not enqueue the trace: %s", exc)
+
+
+def _wrapped(fn, fetch: Callable[[tuple, dict], Frame], store: Callable[..., None]):
+    """`fn` (sync or async) run inside its frame, its trace stored after it returns or raises."""
+    name = getattr(fn, "__qualname__", getattr(fn, "__name__", "agent"))
+    if inspect.iscoroutinefunction(fn):
         @functools.wraps(fn)
-        def sync_wrapper(*args, **kwargs):
-            frame = fetch(args, kwargs)
+        async def async_wrapper(*args, **kwargs):
+            frame = await asyncio.to_thread(fetch, args, kwargs)
             token = _frame.set(frame)
             try:
-                result = fn(*args, **kwargs)
+                result = await fn(*args, **kwargs)
             except BaseException as exc:
-                store(frame, name, args, kwargs, None, exc)
+                await asyncio.to_thread(store, frame, name, args, kwargs, None, exc)
                 raise
             finally:
                 _frame.reset(token)
-            store(frame, name, args, kwargs, result, None)
+            await asyncio.to_thread(store, frame, name, args, kwargs, result, None)
             return result
-        return sync_wrapper
+        return async_wrapper
 
-    return decorate
+    @functools.wraps(fn)
+    def sync_wrapper(*args, **kwargs):
+        frame = fetch(args, kwargs)
+        token = _frame.set(frame)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            store(frame, name, args, kwargs, None, exc)
+            raise
+        finally:
+            _frame.reset(token)
+        store(frame, name, args, kwargs, result, None)
+        return result
+    return sync_wrapper

@@ -17,6 +17,7 @@ from engram.celery_app import SHORT_LIVED_RESULTS
 from engram.celery_app import PUBLIC_TASKS as PUBLIC_TASK_NAMES
 from engram.celery_app import app
 from engram.settings import get_settings
+from engram.adapters.signing import HEADER, signing_key, verify
 
 log = logging.getLogger("engram.tasks")
 
@@ -85,8 +86,6 @@ class EngramTask(Task):
 
 
 def _verify(name: str, kwargs: dict, request) -> None:
-    from engram.adapters.signing import HEADER, signing_key, verify
-
     signature = getattr(request, HEADER, None) or (getattr(request, "headers", None) or {}).get(HEADER)
     verify(signing_key(get_settings()), name, kwargs, signature)
 

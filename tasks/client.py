@@ -30,6 +30,9 @@ from engram.models.payloads import (
     StatusResult,
 )
 from engram.models.payloads.export import ExportPage, ImportResult
+from engram.pipelines.errors import BadInput
+from engram.pipelines.export import check_header, check_record, decoded_lines, header_line, record_line
+from engram.tasks.validation import InvalidPayload
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".csv", ".json", ".py", ".rst", ".html", ".xml", ".yaml", ".yml"}
 
@@ -232,8 +235,6 @@ class EngramClient:
     def export_to(self, path: str | Path, dataset: str, *, user: str = "default", limit: int = 500) -> int:
         """Write the dataset's jsonl export (as `engram export` does) to `path`; returns the records written.
         The file appears only once complete."""
-        from engram.pipelines.export import header_line, record_line
-
         path = Path(path)
         partial = path.with_name(path.name + ".partial")
         records = 0
@@ -275,8 +276,6 @@ class EngramClient:
                     part_size: int = 500) -> ImportResult:
         """Import a jsonl file written by `engram export` or export_to, in parts of `part_size` records.
         A malformed line is named before the part holding it is sent; nothing is written unless all is."""
-        from engram.pipelines.export import check_header, check_record, decoded_lines
-
         if not 1 <= part_size <= 5000:
             raise ValueError(f"part_size must be 1..5000, got {part_size}")
 
@@ -382,9 +381,6 @@ class EngramClient:
 
 def _local(read: Callable, *args, **kwargs):
     """A local read, failing like a task does (EngramError with the reason)."""
-    from engram.pipelines.errors import BadInput
-    from engram.tasks.validation import InvalidPayload
-
     try:
         return read(*args, **kwargs)
     except (BadInput, InvalidPayload, LookupError, PermissionError) as exc:

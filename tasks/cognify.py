@@ -33,6 +33,7 @@ from engram.settings import get_settings
 from engram.tasks.base import engram_task, redelivered
 from engram.tasks.engine import start_runs
 from engram.tasks.status import status_result
+from engram.celery_app import app
 
 
 # ------------------------------------------------------------------ producer-facing tasks
@@ -118,8 +119,6 @@ class StartRequest(BaseModel):
 def enqueue_runs(runs: list[tuple[uuid.UUID, list[str]]]) -> None:
     """An accept's enqueue: one chain is one message anyway; several go as one `start` message
     that a pipeline worker expands, so accepting a batch costs one publish, not one per item."""
-    from engram.celery_app import app
-
     runs = [(r, s) for r, s in runs if s]
     if len(runs) <= 1:
         start_runs(runs)

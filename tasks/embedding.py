@@ -18,6 +18,7 @@ from engram.adapters.store import Store
 from engram.pipelines.cognify.embedding import BatchPolicy, drain
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+from engram.celery_app import app
 
 log = logging.getLogger("engram.embedding")
 
@@ -45,8 +46,6 @@ def count_embedded(model: str, n: int, reused: int = 0) -> None:
 def schedule_batch(countdown: float = 0.0) -> None:
     """Send a batch task (in `countdown` seconds) unless one is already waiting. Only a wake-up:
     items waiting for vectors serve the queue themselves, so an unreachable Redis skips it."""
-    from engram.celery_app import app
-
     flag_ms = 2000 + int(countdown * 1000)  # outlives the wait: a lost wake-up is sent again after it
     if best_effort(lambda r: r.set(QUEUED_KEY, "1", nx=True, px=flag_ms), "scheduling an embed batch"):
         app.send_task("engram.embed.batch", countdown=countdown or None)
@@ -57,8 +56,6 @@ def work_waiting(settings, queues: list[str] | None = None) -> bool:
     queue but embed's; any broker: a passive declare reports a queue's depth). A load waiting
     for vectors gives its worker back only then: with nothing queued it would idle anyway, and
     other loads or batches queued behind it would mostly wait on the same batches."""
-    from engram.celery_app import app
-
     if queues is None:  # a worker's: the queues it was started on
         queues = list(getattr(app.amqp.queues, "consume_from", None) or {}) or list(settings.pipeline_queues)
     queues = [q for q in queues if q != settings.queue_embed]

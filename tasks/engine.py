@@ -47,6 +47,7 @@ from engram.tasks.base import backoff_seconds, engram_task
 from engram.tasks.observe import observed_stage
 from engram.tasks.run_books import BOOKS, ClaimedRunBooks, RunBooks, Stop
 from engram.tasks.stage_context import Context
+from engram.celery_app import app
 
 log = logging.getLogger("engram.engine")
 
@@ -106,8 +107,6 @@ def run_stage(task: Task, stage: Stage, run_id: uuid.UUID, book: RunBooks | None
             _run_after_commit(ctx, stage)
             return result
     # The stage goes on as a canvas; its last task records the stage's end (Ignore: not a failure).
-    from engram.celery_app import app
-
     with store.unit_of_work() as uow:
         book.defer(uow, run, stage, used.as_dict())
     raise task.replace(app.signature(deferred.task, kwargs=deferred.kwargs))
@@ -283,8 +282,6 @@ def run_labels(run_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict[str, str]]:
 
 def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str], labels: dict[str, str] | None = None):
     """The run's stage tasks in order; `labels` (default: read now) name its dataset and document."""
-    from engram.celery_app import app
-
     if labels is None:
         labels = run_labels([run_id]).get(run_id, {})
     kwargs = {"run_id": str(run_id), **labels}
@@ -294,8 +291,6 @@ def run_chain(flow: Flow, run_id: uuid.UUID, stages: list[str], labels: dict[str
 def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cognify") -> None:
     """One chain per run (enqueue only after the runs' rows are committed); several runs of a
     cognify accept form a group with a completion callback."""
-    from engram.celery_app import app
-
     flow = flow_named(flow) if isinstance(flow, str) else flow
     runs = [(r, s) for r, s in runs if s]
     if not runs:
@@ -311,8 +306,6 @@ def start_runs(runs: list[tuple[uuid.UUID, list[str]]], flow: Flow | str = "cogn
 
 def cognify_inline(run_id: uuid.UUID, stages: list[str]) -> None:
     """Run a cognify run's stages in this process, in order (the same task code as the chain)."""
-    from engram.celery_app import app
-
     flow = flow_named("cognify")
     for stage in stages:
         out = app.tasks[flow.stage(stage).task](run_id=str(run_id))

@@ -10,6 +10,8 @@ from engram.pipelines import export
 from engram.pipelines.errors import BadInput
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+from engram.adapters import staging
+from engram.adapters.embed import get_embedder
 
 
 def now() -> str:
@@ -18,8 +20,6 @@ def now() -> str:
 
 def embedder_port():
     """This deployment's embedder, loaded only when an import must re-embed."""
-    from engram.adapters.embed import get_embedder
-
     return get_embedder(get_settings()).embed
 
 
@@ -38,8 +38,6 @@ def export_page(self, req: ExportRequest) -> dict:
 @engram_task("engram.import", payload=ImportRequest)
 def import_part(self, req: ImportRequest) -> dict:
     """Stage a part; the last one imports every staged part in one transaction."""
-    from engram.adapters import staging
-
     if (req.part == 0) != (req.header is not None):
         raise BadInput("part 0, and only part 0, carries the export's header")
     scope = f"import:{req.user}"

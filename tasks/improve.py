@@ -25,6 +25,8 @@ from engram.settings import get_settings
 from engram.tasks.base import InvalidPayload, engram_task
 from engram.tasks.engine import run_chain
 from engram.tasks.sessions import run_summary
+from engram.adapters.llm.gateway import gateway_from_settings
+from engram.celery_app import app
 
 log = logging.getLogger("engram.improve")
 
@@ -111,8 +113,6 @@ def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], retries: bo
 
 
 def _generates(settings) -> bool:
-    from engram.adapters.llm.gateway import gateway_from_settings
-
     try:
         return gateway_from_settings(settings).generates
     except Exception:
@@ -121,8 +121,6 @@ def _generates(settings) -> bool:
 
 def kick_reruns(dataset_id: uuid.UUID | None = None, use: Claiming | None = None) -> int:
     """Turn rerun requests (of one dataset, or all) into improve runs: one start per dataset."""
-    from engram.celery_app import app
-
     by_dataset = (use or claiming()).reruns(dataset_id)
     for dataset, sessions in by_dataset.items():
         app.send_task("engram.improve.start", kwargs={

@@ -31,14 +31,13 @@ from engram.pipelines.improve.stages import distillation
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 from engram.tasks.engine import end_deferred
+from engram.celery_app import app
 
 log = logging.getLogger("engram.improve.distill")
 STAGE = DISTILL_SESSIONS
 
 
 def _sig(name: str, **kwargs):
-    from engram.celery_app import app
-
     return app.signature(f"engram.improve.distill.{name}", kwargs=kwargs)
 
 

@@ -15,6 +15,8 @@ from engram.settings import get_settings
 from engram.tasks.base import engram_task
 from engram.tasks.improve import claiming, kick_reruns
 from engram.tasks.sessions import admission_callback
+from engram.celery_app import app
+from engram.pipelines.improve.flow import BUILD_TRUTH_SUBSPACE, enabled
 
 log = logging.getLogger("engram.improve.sweeps")
 
@@ -25,8 +27,6 @@ def sweep_quiet_sessions(self) -> dict:
     Automatic: the host admission callback is asked per session, as on the remember path,
     so one declined session never holds back the others of its dataset.
     """
-    from engram.celery_app import app
-
     s = get_settings()
     with Store().unit_of_work() as uow:
         quiet = uow.improve.quiet_sessions(s.improve_debounce_seconds)
@@ -75,9 +75,6 @@ def sweep_truth(self) -> dict:
     """Per dataset whose lessons changed (or with chunks the live basis has not stamped), an
     improve run of the dataset alone: build_truth_subspace runs under the dataset's claim.
     Debounced by the data: nothing changed → nothing started. Off unless the stage is opted in."""
-    from engram.celery_app import app
-    from engram.pipelines.improve.flow import BUILD_TRUTH_SUBSPACE, enabled
-
     s = get_settings()
     if not enabled(BUILD_TRUTH_SUBSPACE, s):
         return {"started": [], "reason": f"{BUILD_TRUTH_SUBSPACE.name} is not enabled"}

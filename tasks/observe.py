@@ -11,6 +11,8 @@ from collections.abc import Callable
 from celery.exceptions import Ignore, Retry
 
 from engram.adapters import metrics, tracing
+from engram.adapters.store import Store
+from engram.tasks.status import queue_depths
 
 log = logging.getLogger("engram.observe")
 
@@ -88,9 +90,6 @@ def observed_recall(search_type: str | None, datasets: list[str], run: Callable[
 
 def fleet_gauges() -> list[metrics.Gauges]:
     """What the serving process reads at each scrape: the run backlog and every queue's depth."""
-    from engram.adapters.store import Store
-    from engram.tasks.status import queue_depths
-
     def backlog() -> dict[tuple[str, ...], float]:
         with Store().unit_of_work() as uow:
             return dict(uow.runs.backlog())

@@ -28,6 +28,12 @@ from engram.pipelines.recall.registry import AGENT_MEMORY, is_agentic
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
 from engram.tasks.observe import observed_recall
+from engram.adapters.llm import usage
+from engram.celery_app import app
+from engram.pipelines.agentic.completion import AgenticPorts, agentic_recall
+from engram.pipelines.agentic.loop import Limits
+from engram.pipelines.agentic.tools import PERMISSIONS, ToolInvocationError
+from engram.tasks.agentic import configured_tools
 
 
 def authorised_scope(uow: UnitOfWork, req: RecallRequest) -> Scope:
@@ -61,13 +67,6 @@ def context_items(question: str, dataset: str, user: str, top_k: int, search_typ
 
 def agentic_query(req: RecallRequest, *, embedder=None, gateway=None, request_id: str | None = None) -> RecallResult:
     """The agentic search type: the bounded tool loop over one read-authorised dataset (SPEC 8)."""
-    from engram.adapters.llm import usage
-    from engram.celery_app import app
-    from engram.pipelines.agentic.completion import AgenticPorts, agentic_recall
-    from engram.pipelines.agentic.loop import Limits
-    from engram.pipelines.agentic.tools import PERMISSIONS, ToolInvocationError
-    from engram.tasks.agentic import configured_tools
-
     settings = get_settings()
     embedder = embedder or get_embedder(settings)
     [name] = req.datasets

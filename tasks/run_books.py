@@ -20,6 +20,8 @@ from engram.pipelines.improve.flow import IMPROVE
 from engram.settings import Settings
 from engram.tasks.base import InvalidPayload
 from engram.tasks.stage_context import Ports
+from engram.adapters.claims import Claims, keep_alive
+from engram.adapters.redis_client import get_redis
 
 log = logging.getLogger("engram.engine")
 
@@ -217,9 +219,6 @@ class ImproveRuns:
     @contextlib.contextmanager
     def lease(self, run: dict, settings: Settings) -> Iterator[None]:
         """The claim's lease, renewed while the stage works (its row records each renewal)."""
-        from engram.adapters.claims import Claims, keep_alive
-        from engram.adapters.redis_client import get_redis
-
         claims = Claims(get_redis())
         claim = claim_of(run["claim"], settings.lock_lease_seconds)
         if not claims.renew(claim):

@@ -12,14 +12,14 @@ from engram.adapters.store import Store
 from engram.pipelines.flows import BY_NAME as FLOWS
 from engram.settings import get_settings
 from engram.tasks.base import engram_task
+from engram.tasks.engine import start_runs
+from engram.tasks.status import queue_depths
 
 log = logging.getLogger("engram.maintenance")
 
 
 def _pipeline_backlog(settings) -> int:
     """Messages waiting in the pipeline queues (any if the broker cannot say: assume a backlog)."""
-    from engram.tasks.status import queue_depths
-
     try:
         depths = queue_depths()
     except Exception:  # noqa: BLE001 - the broker is away: do not resume anything on a guess
@@ -39,8 +39,6 @@ def sweep_runs(self) -> dict:
     no message waits in the pipeline queues (else after the visibility timeout), since a long
     queue is not a dead worker.
     """
-    from engram.tasks.engine import start_runs
-
     settings = get_settings()
     resumed, failed = [], []
     backlog: int | None = None

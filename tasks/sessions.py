@@ -24,6 +24,8 @@ from engram.pipelines.intake import writable_dataset
 from engram.pipelines.relative_dates import dates_said
 from engram.settings import get_settings, load_configured
 from engram.tasks.base import engram_task
+from engram.adapters.claims import Claims
+from engram.celery_app import app
 
 log = logging.getLogger("engram.sessions")
 
@@ -67,8 +69,6 @@ def admission_callback(path: str | None) -> Callable[[dict], object] | None:
 
 def request_automatic(dataset_id: uuid.UUID, dataset: str, user: str, session_id: str, state: dict) -> tuple[str, str | None]:
     """Debounce, then host admission, then enqueue the improve. Returns (outcome, reason)."""
-    from engram.celery_app import app
-
     s = get_settings()
     if not s.improve_automatic:
         return "disabled", None
@@ -105,8 +105,6 @@ def feedback(self, req: FeedbackRequest) -> dict:
 @engram_task("engram.sessions", payload=SessionsRequest)
 def sessions(self, req: SessionsRequest) -> dict:
     """Per session: entries, pending work, last improve, rerun request, claim holders, recent runs."""
-    from engram.adapters.claims import Claims
-
     holders = Claims(get_redis()).holders()
     with Store().unit_of_work() as uow:
         dataset = uow.access.authorise(req.dataset, req.user, "read")

@@ -11,6 +11,10 @@ from typing import Any
 from engram.adapters.store import Store
 from engram.pipelines.flow import Stage
 from engram.settings import Settings
+from engram.adapters.embed import get_embedder
+from engram.adapters.llm.gateway import gateway_from_settings
+from engram.pipelines.cognify.embedding import VectorsPending, vectors_for
+from engram.pipelines.intake import Intake, admit
 
 
 class Ports:
@@ -22,13 +26,9 @@ class Ports:
         self._write = write
 
     def llm(self):
-        from engram.adapters.llm.gateway import gateway_from_settings
-
         return gateway_from_settings(self.settings)
 
     def embedder(self):
-        from engram.adapters.embed import get_embedder
-
         return get_embedder(self.settings)
 
     def read(self):
@@ -42,7 +42,6 @@ class Ports:
         """One vector per text from the fleet's shared embedding batches (stored ones reused);
         `give_way`: VectorsPending rather than an idle wait on other batches when other work waits
         in this worker's queues (the engine re-sends the stage)."""
-        from engram.pipelines.cognify.embedding import VectorsPending, vectors_for
         from engram.tasks.embedding import count_embedded, embed_policy, work_waiting
 
         embedder = self.embedder()
@@ -76,8 +75,6 @@ class Ports:
     def add_document(self, uow, item, *, source: str, node_sets: list[str]) -> tuple[uuid.UUID, uuid.UUID, list[str]]:
         """Store a document a stage wrote: (item id, its cognify run id, the stages the stage
         starts now), decided by the intake rule (pipelines/intake.py)."""
-        from engram.pipelines.intake import Intake, admit
-
         # Improve stages start their documents' runs themselves: a pending one was left by an earlier attempt.
         (admitted,) = admit(uow, Intake(self.dataset_id, [replace(item, source=source)], redelivered=True,
                                         node_sets=node_sets)).items

@@ -13,6 +13,7 @@ from engram.adapters import metrics
 from engram.adapters.llm import usage
 from engram.adapters.llm.errors import LLMInvalidOutput
 from engram.adapters.llm.providers import Provider, estimate_tokens, provider_from_settings
+import os
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -94,8 +95,6 @@ _gateways: dict[tuple, LLMGateway] = {}
 def gateway_from_settings(settings) -> LLMGateway:
     """One gateway per process and configuration: a task reuses it (a replay cassette is parsed
     once, not per task; the provider re-reads it when the file changes)."""
-    import os
-
     from engram.adapters.llm.ratelimit import limiter_from_settings
 
     key = (os.getpid(), settings.llm_model, settings.llm_api_key, settings.llm_api_base, settings.llm_timeout_seconds,

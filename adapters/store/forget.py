@@ -22,6 +22,7 @@ from engram.adapters.store.embeddings import forget_embeddings
 from engram.adapters.store.search_sql import MENTIONS, kind_is
 from engram.adapters.store.spans import refresh_spans
 from engram.pipelines.facts import CONTAINS, CONTRADICTS, without_description
+from engram.adapters.store.capture import CaptureRepository
 
 Counts = dict[str, int]
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -126,7 +127,6 @@ class ForgetRepository:
         self._note("SELECT content FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))", **p)
         self._note("SELECT c.text, s.text FROM chunks c LEFT JOIN summaries s ON s.chunk_id = c.id"
                    " WHERE c.id = ANY(CAST(:c AS uuid[]))", **c)
-        from engram.adapters.store.capture import CaptureRepository
 
         # Captured objects: their nodes, every edge touching them, inferences drawn from them.
         captured_edges = CaptureRepository(self.conn).forget(items)

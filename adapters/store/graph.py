@@ -160,117 +160,17 @@ class GraphRepository:
             .on_conflict_do_update(index_elements=[documents.c.id], set_={"doc_type": doc_type, "title": title})
         )
         if chunk_rows:
-            lexical = {c["id"]: postings(c["text"]) for c in chunk_rows}
-            stmt = insert(chunks).values(
-                [
-                    {
-                        "lex_length": lexical[c["id"]][1],
-                        "years": years_named(c["text"]),
-                        "id": c["id"],
-                        "document_id": document,
-                        "dataset_id": dataset,
-                        "chunk_index": c["index"],
-                        "text": c["text"],
-                        "token_count": c["token_count"],
-                        "cut_type": c["cut_type"],
-                        "embedding": vectors.get(c["id"]),
-                        "importance": c.get("importance", 0.5),
-                        **_conversation_columns(c),
-                    }
-                    for c in chunk_rows
-                ]
-            )
-            self.conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=[chunks.c.id],
-                    set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding,
-                          "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type,
-                          "lex_length": stmt.excluded.lex_length, "years": stmt.excluded.years,
-                          **{c: stmt.excluded[c] for c in _CONVERSATION_COLUMNS}},
-                )
-            )
-            self._write_postings(dataset, lexical)
-            self._write_windows(dataset, document, chunk_rows, vectors)
+            self._load_chunks(dataset, document, chunk_rows, vectors)
         if draft.entity_types:
-            stmt = insert(entity_types).values(
-                [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
-                  "embedding": vectors.get(t.id)} for t in sorted(draft.entity_types, key=_by_id)]
-            )
-            self.conn.execute(stmt.on_conflict_do_nothing())
+            self._load_entity_types(dataset, draft.entity_types, vectors)
         upserted = self._entities_to_upsert(draft.entities)
         if upserted:
-            stmt = insert(entities).values(
-                [
-                    {
-                        "id": e.id,
-                        "dataset_id": dataset,
-                        "name": ids.normalise_name(e.name),
-                        "display_name": e.name,
-                        "type_id": e.type_id,
-                        "description": e.description or "",
-                        "embedding": vectors.get(e.id),
-                    }
-                    for e in upserted
-                ]
-            )
-            # The same entity from another document is one node: keep the first description.
-            self.conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=[entities.c.id],
-                    set_={
-                        "description": func.coalesce(func.nullif(entities.c.description, ""), stmt.excluded.description),
-                        "embedding": func.coalesce(entities.c.embedding, stmt.excluded.embedding),
-                    },
-                )
-            )
+            self._load_entities(dataset, upserted, vectors)
         if draft.edges:
-            stmt = insert(edges).values(
-                [
-                    {
-                        "id": e.id,
-                        "dataset_id": dataset,
-                        "source_id": e.source_id,
-                        "target_id": e.target_id,
-                        "relationship": e.relationship,
-                        "properties": e.properties or {},
-                        "edge_text": e.edge_text,
-                        "embedding": vectors.get(e.id),
-                        "provenance": list(e.provenance),
-                    }
-                    for e in sorted(draft.edges, key=_by_id)
-                ]
-            )
-            # An existing identity is updated, never duplicated: provenance grows. Its description
-            # merges as within a document (pipelines/cognify/extract): the first non-empty one
-            # wins, and the text (and its vector) follow it.
-            self.conn.execute(
-                stmt.on_conflict_do_update(
-                    constraint="uq_edges_identity",
-                    set_={
-                        "provenance": text(
-                            "ARRAY(SELECT DISTINCT unnest(edges.provenance || excluded.provenance))"
-                        ),
-                        "edge_text": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN edges.edge_text"
-                                          " ELSE excluded.edge_text END"),
-                        "embedding": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN COALESCE(edges.embedding,"
-                                          " excluded.embedding) ELSE excluded.embedding END"),
-                        "properties": stmt.excluded.properties.op("||")(edges.c.properties),
-                        "updated_at": func.now(),
-                    },
-                )
-            )
+            self._load_edges(dataset, draft.edges, vectors)
         self._load_intervals(dataset, [c["id"] for c in chunk_rows], draft.edges)
         if draft.summaries:
-            stmt = insert(summaries).values(
-                [{"id": s.id, "chunk_id": s.chunk_id, "dataset_id": dataset, "text": s.text,
-                  "embedding": vectors.get(s.id)} for s in draft.summaries]
-            )
-            self.conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=[summaries.c.id],
-                    set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding},
-                )
-            )
+            self._load_summaries(dataset, draft.summaries, vectors)
         return {
             "chunks": len(chunk_rows),
             "entities": len(draft.entities),
@@ -278,6 +178,123 @@ class GraphRepository:
             "edges": len(draft.edges),
             "summaries": len(draft.summaries),
         }
+
+    def _load_chunks(self, dataset: uuid.UUID, document: uuid.UUID, chunk_rows: Sequence[dict[str, Any]],
+                     vectors: Vectors) -> None:
+        """Upsert the chunks, then their postings and windows (in this order)."""
+        lexical = {c["id"]: postings(c["text"]) for c in chunk_rows}
+        stmt = insert(chunks).values(
+            [
+                {
+                    "lex_length": lexical[c["id"]][1],
+                    "years": years_named(c["text"]),
+                    "id": c["id"],
+                    "document_id": document,
+                    "dataset_id": dataset,
+                    "chunk_index": c["index"],
+                    "text": c["text"],
+                    "token_count": c["token_count"],
+                    "cut_type": c["cut_type"],
+                    "embedding": vectors.get(c["id"]),
+                    "importance": c.get("importance", 0.5),
+                    **_conversation_columns(c),
+                }
+                for c in chunk_rows
+            ]
+        )
+        self.conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[chunks.c.id],
+                set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding,
+                      "token_count": stmt.excluded.token_count, "cut_type": stmt.excluded.cut_type,
+                      "lex_length": stmt.excluded.lex_length, "years": stmt.excluded.years,
+                      **{c: stmt.excluded[c] for c in _CONVERSATION_COLUMNS}},
+            )
+        )
+        self._write_postings(dataset, lexical)
+        self._write_windows(dataset, document, chunk_rows, vectors)
+
+    def _load_entity_types(self, dataset: uuid.UUID, drafted: Sequence[Any], vectors: Vectors) -> None:
+        stmt = insert(entity_types).values(
+            [{"id": t.id, "dataset_id": dataset, "name": ids.normalise_name(t.name),
+              "embedding": vectors.get(t.id)} for t in sorted(drafted, key=_by_id)]
+        )
+        self.conn.execute(stmt.on_conflict_do_nothing())
+
+    def _load_entities(self, dataset: uuid.UUID, upserted: Sequence[Any], vectors: Vectors) -> None:
+        stmt = insert(entities).values(
+            [
+                {
+                    "id": e.id,
+                    "dataset_id": dataset,
+                    "name": ids.normalise_name(e.name),
+                    "display_name": e.name,
+                    "type_id": e.type_id,
+                    "description": e.description or "",
+                    "embedding": vectors.get(e.id),
+                }
+                for e in upserted
+            ]
+        )
+        # The same entity from another document is one node: keep the first description.
+        self.conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[entities.c.id],
+                set_={
+                    "description": func.coalesce(func.nullif(entities.c.description, ""), stmt.excluded.description),
+                    "embedding": func.coalesce(entities.c.embedding, stmt.excluded.embedding),
+                },
+            )
+        )
+
+    def _load_edges(self, dataset: uuid.UUID, drafted: Sequence[Any], vectors: Vectors) -> None:
+        stmt = insert(edges).values(
+            [
+                {
+                    "id": e.id,
+                    "dataset_id": dataset,
+                    "source_id": e.source_id,
+                    "target_id": e.target_id,
+                    "relationship": e.relationship,
+                    "properties": e.properties or {},
+                    "edge_text": e.edge_text,
+                    "embedding": vectors.get(e.id),
+                    "provenance": list(e.provenance),
+                }
+                for e in sorted(drafted, key=_by_id)
+            ]
+        )
+        # An existing identity is updated, never duplicated: provenance grows. Its description
+        # merges as within a document (pipelines/cognify/extract): the first non-empty one
+        # wins, and the text (and its vector) follow it.
+        self.conn.execute(
+            stmt.on_conflict_do_update(
+                constraint="uq_edges_identity",
+                set_={
+                    "provenance": text(
+                        "ARRAY(SELECT DISTINCT unnest(edges.provenance || excluded.provenance))"
+                    ),
+                    "edge_text": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN edges.edge_text"
+                                      " ELSE excluded.edge_text END"),
+                    "embedding": text(f"CASE WHEN {_DESCRIBED_FIRST} THEN COALESCE(edges.embedding,"
+                                      " excluded.embedding) ELSE excluded.embedding END"),
+                    "properties": stmt.excluded.properties.op("||")(edges.c.properties),
+                    "updated_at": func.now(),
+                },
+            )
+        )
+
+    def _load_summaries(self, dataset: uuid.UUID, drafted: Sequence[Any], vectors: Vectors) -> None:
+        stmt = insert(summaries).values(
+            [{"id": s.id, "chunk_id": s.chunk_id, "dataset_id": dataset, "text": s.text,
+              "embedding": vectors.get(s.id)} for s in drafted]
+        )
+        self.conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[summaries.c.id],
+                set_={"text": stmt.excluded.text, "embedding": stmt.excluded.embedding},
+            )
+        )
 
     def _entities_to_upsert(self, drafted: Sequence[Any]) -> list[Any]:
         """The drafted entities whose upsert changes something, in id order.

@@ -7,6 +7,9 @@ from pathlib import Path
 import typer
 
 from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.explorer import create_app
+from engram.cli.mcp_server import Authority
+from engram.tasks.client import EngramClient
 
 
 @app.command()
@@ -16,8 +19,6 @@ def explorer(
     timeout: float = typer.Option(60.0, help="seconds a page waits for a task"),
 ) -> None:
     """Browse memory in a browser: datasets, runs, documents, entity graphs, a recall playground."""
-    from engram.cli.mcp_server import Authority
-
     try:
         authority = Authority.from_file(tokens)
     except ValueError as exc:
@@ -27,8 +28,6 @@ def explorer(
     prepare_services()
     import uvicorn
 
-    from engram.cli.explorer import create_app
-    from engram.tasks.client import EngramClient
 
     host = "127.0.0.1"
     console.print(f"Engram explorer on http://{host}:{port} (log in with a token of {tokens}); "

@@ -12,6 +12,7 @@ from engram.cli.explorer import views
 from engram.cli.explorer.app import page
 from engram.cli.explorer.reader import Reader, Refused
 from engram.pipelines.recall.registry import FUSED_PASSAGE_LANES
+from engram.models.search import SearchType
 
 PAGE = 50  # documents and objects per page
 CHUNKS = 100  # a document's chunks per page
@@ -101,7 +102,6 @@ def recall(request: Request, user: str) -> tuple[dict, dict]:
             calls |= {lane: ("engram.recall", {**ask, "search_type": lane}) for lane in LANES}
         asked = _reader(request).many(user, calls)
         result, lanes = asked["fused"], {lane: asked[lane]["items"] for lane in LANES if lane in asked}
-    from engram.models.search import SearchType
 
     return ({"dataset": name, "query": form, "result": result, "lanes": lanes},
             {"search_types": list(SearchType.__members__)})

