@@ -23,6 +23,7 @@ from engram.adapters.store.search_sql import MENTIONS, kind_is
 from engram.adapters.store.spans import refresh_spans
 from engram.pipelines.facts import CONTAINS, CONTRADICTS, without_description
 from engram.adapters.store.capture import CaptureRepository
+from engram.adapters.store.runs import RunRepository
 
 Counts = dict[str, int]
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -156,7 +157,7 @@ class ForgetRepository:
         counts["items"] += self.conn.execute(
             text("DELETE FROM data_items WHERE id = ANY(CAST(:items AS uuid[]))"), p).rowcount
         counts["entities"] += self._forget_entities(datasets, linked)
-        counts["runs"] += self._tombstone(runs)
+        counts["runs"] += RunRepository(self.conn).tombstone(runs)
         if not entries:
             return lesson_items
         return lesson_items + self._ids("SELECT id FROM data_items WHERE source LIKE ANY(CAST(:s AS text[]))",
@@ -246,38 +247,8 @@ class ForgetRepository:
         if not self.removed_ids or not self._datasets:
             return
         ids = {i.lower() for i in self.removed_ids}
-        p = {"d": list(self._datasets), "m": [f"%{i}%" for i in sorted(ids)]}
-        stages = self.conn.execute(text(
-            "SELECT s.run_id, s.stage, s.output, s.error, s.reason FROM stage_runs s"
-            " JOIN pipeline_runs r ON r.id = s.run_id WHERE r.dataset_id = ANY(CAST(:d AS uuid[]))"
-            " AND (lower(CAST(s.output AS text)) LIKE ANY(:m) OR lower(s.error) LIKE ANY(:m)"
-            " OR lower(s.reason) LIKE ANY(:m)) FOR UPDATE OF s"), p).all()
-        for row in stages:
-            self.conn.execute(text(
-                "UPDATE stage_runs SET output = CAST(:o AS jsonb), error = :e, reason = :r"
-                " WHERE run_id = :run AND stage = :stage"),
-                {"o": None if row.output is None else json.dumps(drop_references(row.output, ids)),
-                 "e": _without(row.error, ids), "r": _without(row.reason, ids), "run": row.run_id,
-                 "stage": row.stage})
-        runs = self.conn.execute(text(
-            "SELECT id, params, error FROM pipeline_runs WHERE dataset_id = ANY(CAST(:d AS uuid[]))"
-            " AND (lower(CAST(params AS text)) LIKE ANY(:m) OR lower(error) LIKE ANY(:m)) FOR UPDATE"), p).all()
-        for row in runs:
-            self.conn.execute(text("UPDATE pipeline_runs SET params = CAST(:p AS jsonb), error = :e WHERE id = :i"),
-                              {"p": json.dumps(drop_references(row.params, ids) or {}),
-                               "e": _without(row.error, ids), "i": row.id})
-
-    def _tombstone(self, runs: list[uuid.UUID]) -> int:
-        """The run stays (its id answers status) but holds nothing of the item."""
-        if not runs:
-            return 0
-        self.conn.execute(text(
-            "UPDATE stage_runs SET output = NULL, error = NULL, reason = NULL,"
-            " status = CASE WHEN status IN ('completed', 'skipped') THEN status ELSE 'forgotten' END"
-            " WHERE run_id = ANY(CAST(:r AS uuid[]))"), {"r": runs})
-        return self.conn.execute(text(
-            "UPDATE pipeline_runs SET status = 'forgotten', error = NULL, params = '{}'::jsonb,"
-            " finished_at = coalesce(finished_at, now()) WHERE id = ANY(CAST(:r AS uuid[]))"), {"r": runs}).rowcount
+        RunRepository(self.conn).scrub(list(self._datasets), [f"%{i}%" for i in sorted(ids)],
+                                       lambda value: drop_references(value, ids), lambda line: _without(line, ids))
 
     def set_edge_embeddings(self, vectors: dict[uuid.UUID, list[float]]) -> None:
         for edge_id, vector in vectors.items():
@@ -293,12 +264,12 @@ class ForgetRepository:
         self._note("SELECT name FROM entities WHERE dataset_id = :d", **d)
         counts["session_entries"] += self.conn.execute(
             text("DELETE FROM session_entries WHERE dataset_id = :d"), d).rowcount
-        self.conn.execute(text("DELETE FROM pipeline_runs WHERE dataset_id = :d AND pipeline = 'improve'"), d)
+        RunRepository(self.conn).delete_flow_runs(dataset, "improve")
         for table in ("session_improve_state", "dataset_improve_state", "improve_claims",
                       "triplet_embeddings", "edges", "entities", "entity_types", "lessons", "lesson_decisions",
                       "user_preferences", "truth_bases"):
             self.conn.execute(text(f"DELETE FROM {table} WHERE dataset_id = :d"), d)  # noqa: S608 - fixed names
         # Maintenance runs over the whole dataset quoted its facts in their outputs.
-        counts["runs"] += self._tombstone(self._ids(
+        counts["runs"] += RunRepository(self.conn).tombstone(self._ids(
             "SELECT id FROM pipeline_runs WHERE dataset_id = :d AND status <> 'forgotten' FOR UPDATE", **d))
         return counts, []
