@@ -129,7 +129,7 @@ def kick_reruns(dataset_id: uuid.UUID | None = None, use: Claiming | None = None
 
 
 @engram_task("engram.improve.run_status", payload=ImproveRunRequest)
-def run_status(self, req: ImproveRunRequest) -> dict:
+def improve_run(self, req: ImproveRunRequest) -> dict:
     with Store().unit_of_work() as uow:
         run = uow.runs.flow_run(req.run_id, IMPROVE.name)
         require_run(uow, run, req.run_id, req.user, "read", what="improve run")

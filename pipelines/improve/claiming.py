@@ -185,7 +185,7 @@ class Claiming:
             if run["status"] != "running":
                 return Step({"run_id": str(run_id), "status": run["status"], "redelivered": True})
             stages = uow.runs.stages(run_id)
-            status = registry.run_status(stages)
+            status = registry.status_from_stages(stages)
             failed = [f"{r['stage']}: {r['error']}" for r in stages if r["status"] == "failed"]
             uow.runs.finish_run(run_id, status, error="; ".join(failed) or None)
             claim_row = uow.improve.claim(run["claim_id"])

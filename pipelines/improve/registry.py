@@ -91,7 +91,7 @@ def decide(
     return None
 
 
-def run_status(stages: list[dict]) -> str:
+def status_from_stages(stages: list[dict]) -> str:
     """A run's terminal status from its stage rows (status, fatal, reason)."""
     if any(s["status"] == "fenced_out" for s in stages):
         return "lost"

@@ -81,7 +81,7 @@ def test_budget_exhausted_skips_with_that_reason_before_any_gate():
     ([{"status": "fenced_out", "fatal": True}], "lost"),
 ])
 def test_run_status_from_stage_rows(stages, expected):
-    assert registry.run_status(stages) == expected
+    assert registry.status_from_stages(stages) == expected
 
 
 def test_feedback_moves_weights_by_alpha_toward_one_or_zero():
