@@ -53,7 +53,7 @@ def print_error(message: str, fix: str = "") -> None:
     console.print(line, soft_wrap=True)  # one line however long: no wrapping at the terminal width
 
 
-def _fail(message: str, fix: str) -> None:
+def fail(message: str, fix: str) -> None:
     """Stop the command with one line: what went wrong and how to fix it; exit code 1."""
     if Options.debug:
         raise CommandError(message, fix)
@@ -65,7 +65,7 @@ def task_failed(exc: Exception) -> None:
     """Stop the command on a public task's refusal, with the fix for it."""
     from engram.cli.errors import task_fix
 
-    _fail(str(exc), task_fix(exc, str(exc)))
+    fail(str(exc), task_fix(exc, str(exc)))
 
 
 def prepare_services(migrate: bool = True):
@@ -74,7 +74,7 @@ def prepare_services(migrate: bool = True):
     try:
         urls = resolve(settings)
     except ServiceError as exc:
-        _fail(str(exc), "engram doctor")
+        fail(str(exc), "engram doctor")
     if migrate and urls.embedded_postgres:
         migrations.upgrade(urls.database_url)  # the embedded default migrates itself on start
     os.environ["ENGRAM_DATABASE_URL"] = urls.database_url
@@ -89,4 +89,4 @@ def preflight(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> None
 
     for check in run_checks(skip=skip, only=only):
         if not check.ok:
-            _fail(f"{check.name}: {check.detail}", check.fix)
+            fail(f"{check.name}: {check.detail}", check.fix)

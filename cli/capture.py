@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.app import fail, app, console, prepare_services, task_failed
 from engram.cli.mcp_server import Authority, EngramTools, build_server, token_auth
 from engram.tasks.client import EngramClient, EngramError
 
@@ -35,7 +35,7 @@ def capture(
     for item in field:
         name, sep, value = item.partition("=")
         if not sep:
-            _fail(f"--field takes name=value, got {item!r}", "--field decision='use Redis streams'")
+            fail(f"--field takes name=value, got {item!r}", "--field decision='use Redis streams'")
         fields[name.strip()] = value
     extra = {"content": content, "type": obj_type, "template": template, "template_fields": fields or None,
              "project": project, "tags": tag, "summary": summary, "entities": entities, "properties": properties}
@@ -85,12 +85,12 @@ def mcp(
     prepare_services()
 
     if tokens is not None and not http:
-        _fail("--tokens applies to --http; a stdio server acts as --user", "add --http, or drop --tokens for --user NAME")
+        fail("--tokens applies to --http; a stdio server acts as --user", "add --http, or drop --tokens for --user NAME")
     try:
         authority = Authority.from_file(tokens) if tokens else Authority(user or os.environ.get("ENGRAM_MCP_USER")
                                                                           or "default")
     except ValueError as exc:
-        _fail(str(exc), 'a JSON file of {"<token>": "<user name>"}')
+        fail(str(exc), 'a JSON file of {"<token>": "<user name>"}')
     tools = EngramTools(authority, EngramClient(timeout=timeout), timeout)
     host = "127.0.0.1"
     auth, verifier = token_auth(authority.tokens, host, port) if tokens else (None, None)

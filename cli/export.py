@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.app import fail, app, console, prepare_services
 from engram.adapters.store import Store
 from engram.adapters.store.access import AccessDenied, UnknownDataset
 from engram.pipelines import export
@@ -24,7 +24,7 @@ def export_dataset(
 ) -> None:
     """Write a dataset's memory (documents, chunks, graph, sessions, lessons, skills, grants) to a file."""
     if fmt not in export.FORMATS:
-        _fail(f"unknown format {fmt!r}", "--format jsonl or --format graphml")
+        fail(f"unknown format {fmt!r}", "--format jsonl or --format graphml")
     prepare_services()
     from engram.tasks.export import now
 
@@ -41,7 +41,7 @@ def export_dataset(
     except (BadInput, UnknownDataset, AccessDenied, OSError) as exc:
         partial.unlink(missing_ok=True)
         denied = isinstance(exc, (UnknownDataset, AccessDenied))
-        _fail(str(exc), "engram datasets lists the datasets you may read" if denied else "check the output path")
+        fail(str(exc), "engram datasets lists the datasets you may read" if denied else "check the output path")
     what = f"{records} records" if fmt == "jsonl" else "the graph"
     console.print(f"exported dataset [bold]{dataset}[/bold] ({what}) to {output}")
 
@@ -54,7 +54,7 @@ def import_dataset(
 ) -> None:
     """Restore an export as a new dataset (same ids; vectors reused when the embedding model matches)."""
     if not file.is_file():
-        _fail(f"{file}: no such file", "give the path of a file written by engram export")
+        fail(f"{file}: no such file", "give the path of a file written by engram export")
     prepare_services()
     from engram.tasks.export import embedder_port
 
@@ -65,7 +65,7 @@ def import_dataset(
                                            model=s.embedding_model, dimension=s.embedding_dimension,
                                            embed=embedder_port)
     except (BadInput, OSError, UnicodeDecodeError) as exc:
-        _fail(f"{file}: {exc}", "import a jsonl file written by engram export of this or an older version, unchanged")
+        fail(f"{file}: {exc}", "import a jsonl file written by engram export of this or an older version, unchanged")
     total = sum(n for t, n in result.counts.items())
     console.print(f"imported {total} records into dataset [bold]{result.dataset}[/bold] "
                   f"(vectors {result.vectors}{f', {result.reembedded} made again' if result.reembedded else ''})")

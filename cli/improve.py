@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.app import fail, app, console, prepare_services, task_failed
 from engram.cli.sessions import render_learning, render_run, render_sessions, wait_for_run
 from engram.tasks.client import EngramClient, EngramError
 
@@ -38,7 +38,7 @@ def improve(
     if run is not None:
         render_run(console, run)
         if run["status"] in ("aborted", "lost", "completed_with_errors", "failed"):
-            _fail(f"improve run {run['run_id']} {run['status']}" + (f": {run['error']}" if run.get("error") else ""),
+            fail(f"improve run {run['run_id']} {run['status']}" + (f": {run['error']}" if run.get("error") else ""),
                   "the stages above name what failed; engram sessions -d " + dataset + " shows the claim and runs")
 
 

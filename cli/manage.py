@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.app import fail, app, console, prepare_services, task_failed
 from engram.tasks.client import EngramClient, EngramError, RunHandle
 
 
@@ -54,9 +54,9 @@ def _confirm(question: str, yes: bool) -> None:
     if yes:
         return
     if sys.stdin is None or not sys.stdin.isatty():
-        _fail(f"{question} needs a confirmation, and there is no terminal to ask on", "add --yes")
+        fail(f"{question} needs a confirmation, and there is no terminal to ask on", "add --yes")
     if not typer.confirm(question + "?", default=False):
-        _fail("nothing forgotten", "answer y, or add --yes")
+        fail("nothing forgotten", "answer y, or add --yes")
 
 
 @app.command()
@@ -71,7 +71,7 @@ def forget(
     """Forget one item, every item of a document name, or a whole dataset (delete grant): its
     chunks, summaries, and the entities and edges only it supported. Asks first, unless --yes."""
     if sum(x is not None and x is not False for x in (item, document, everything)) != 1:
-        _fail("say what to forget: exactly one of --item, --document or --all",
+        fail("say what to forget: exactly one of --item, --document or --all",
               f"engram forget -d {dataset} --document notes.md (or --item ID, or --all)")
 
     client = _client()
@@ -83,10 +83,10 @@ def forget(
             found = client.find_items(dataset, user, item=item, document=document)
             what = f"item {item!r}" if item is not None else f"document {document!r}"
             if not found:
-                _fail(f"no {what} in dataset {dataset!r}",
+                fail(f"no {what} in dataset {dataset!r}",
                       f"engram status -d {dataset} --json shows each run's data_item_id and name")
             if item is not None and len(found) > 1:
-                _fail(f"item id {item!r} is the start of more than one item", "give more of the id")
+                fail(f"item id {item!r} is the start of more than one item", "give more of the id")
             names = ", ".join(f"{str(f['id'])[:8]} {f['name'] or ''}".strip() for f in found[:5])
             _confirm(f"forget {len(found)} item(s) of dataset {dataset!r} ({names}"
                      + (", ..." if len(found) > 5 else "") + ")", yes)
@@ -122,4 +122,4 @@ def retry(
     if final is not None:
         console.print(f"run {run_id}: {final.status} " + " ".join(f"{s.stage}:{s.status}" for s in final.stages))
         if final.status != "completed":
-            _fail(f"run {run_id} {final.status} again: {final.error}", "engram status " + str(run_id)[:8])
+            fail(f"run {run_id} {final.status} again: {final.error}", "engram status " + str(run_id)[:8])

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, prepare_services, task_failed
+from engram.cli.app import fail, app, console, prepare_services, task_failed
 from engram.cli.demo import DEMO_QA, run_demo
 from engram.cli.progress import follow_runs, render_eval, render_recall
 from engram.pipelines.recall.evaluate import BadQAFile, evaluate, load_qa
@@ -23,20 +23,20 @@ def _texts_and_paths(targets: list[str], text: str | None) -> tuple[list[str], l
     literal = "literal text goes through --text 'TEXT' or stdin"
     if text is not None:
         if not text.strip():
-            _fail("--text is empty", "give the text to remember: --text 'Alice Moreau is the CEO'")
+            fail("--text is empty", "give the text to remember: --text 'Alice Moreau is the CEO'")
         texts.append(text)
     for target in targets:
         if target == "-":
             texts.append(_stdin(sys.stdin))
         elif not target.strip():
-            _fail("an empty argument is not a file or directory", f"name a file or directory; {literal}")
+            fail("an empty argument is not a file or directory", f"name a file or directory; {literal}")
         elif not Path(target).exists():
-            _fail(f"no such file or directory: {target}", f"check the path; {literal}")
+            fail(f"no such file or directory: {target}", f"check the path; {literal}")
         else:
             paths.append(Path(target))
     if not texts and not paths:
         if sys.stdin is None or sys.stdin.isatty():
-            _fail("nothing to remember", f"name files or directories; {literal}")
+            fail("nothing to remember", f"name files or directories; {literal}")
         texts.append(_stdin(sys.stdin))
     return texts, paths
 
@@ -44,7 +44,7 @@ def _texts_and_paths(targets: list[str], text: str | None) -> tuple[list[str], l
 def _stdin(stream) -> str:
     data = stream.read() if stream is not None else ""
     if not data.strip():
-        _fail("stdin holds no text", "pipe the text in (echo 'TEXT' | engram remember -d DATASET) or use --text")
+        fail("stdin holds no text", "pipe the text in (echo 'TEXT' | engram remember -d DATASET) or use --text")
     return data
 
 
@@ -76,7 +76,7 @@ def remember(
     for s in failed:
         console.print(f"[red]run {s.run_id} failed:[/red] {s.error}")
     if failed:
-        _fail(f"{len(failed)} of {len(statuses)} run(s) failed", "engram retry <run> resumes a run at its failed stage")
+        fail(f"{len(failed)} of {len(statuses)} run(s) failed", "engram retry <run> resumes a run at its failed stage")
 
 
 @app.command()
@@ -88,7 +88,7 @@ def status(
 ) -> None:
     """Per-stage progress of a run, or of a dataset's runs."""
     if (run_id is None) == (dataset is None):
-        _fail("give a run id or --dataset, not " + ("both" if run_id else "neither"),
+        fail("give a run id or --dataset, not " + ("both" if run_id else "neither"),
               "engram status -d DATASET lists a dataset's runs; engram status RUN shows one")
     prepare_services()
 
@@ -163,7 +163,7 @@ def eval_(
     try:
         qa = load_qa(qa_file.read_text().splitlines())
     except BadQAFile as exc:
-        _fail(f"{qa_file}: {exc}", 'one JSON object a line: {"question": "...", "answer": "..."}')
+        fail(f"{qa_file}: {exc}", 'one JSON object a line: {"question": "...", "answer": "..."}')
     client = EngramClient(local_reads=True)
     try:
         readable = {d.name for d in client.datasets(user).datasets if "read" in d.permissions}
@@ -171,7 +171,7 @@ def eval_(
         task_failed(exc)
     for name in dataset:
         if name not in readable:  # one clear line, not one error per question
-            _fail(f"dataset {name!r} does not exist for user {user!r} (or is not readable by them)",
+            fail(f"dataset {name!r} does not exist for user {user!r} (or is not readable by them)",
                   "engram datasets lists the datasets you can read (--user: whose)")
     report = evaluate(qa, lambda q: client.recall(q, datasets=dataset, user=user, search_type=search_type,
                                                    top_k=top_k), top_k)
@@ -180,7 +180,7 @@ def eval_(
     out.write_text(json.dumps(report, indent=2, default=str))
     render_eval(console, report, out)
     if report["metrics"]["errors"]:
-        _fail(f"{report['metrics']['errors']} of {report['metrics']['count']} questions failed (see the table)",
+        fail(f"{report['metrics']['errors']} of {report['metrics']['count']} questions failed (see the table)",
               f"the report {out} holds each error")
 
 

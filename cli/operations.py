@@ -8,7 +8,7 @@ import shlex
 import typer
 from rich.table import Table
 
-from engram.cli.app import _fail, app, console, db_app, preflight, prepare_services, print_error, services_app
+from engram.cli.app import fail, app, console, db_app, preflight, prepare_services, print_error, services_app
 from engram.adapters.services import is_embedded_redis, stop_embedded_postgres, stop_embedded_redis
 from engram.adapters.store import migrate as migrations
 from engram.adapters.store.engine import check_dimension, get_engine
@@ -47,7 +47,7 @@ def health(
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/healthcheck", timeout=5).read()
         except OSError as exc:
-            _fail(f"flower does not answer on port {port}: {exc}", f"start it: engram flower --port {port}")
+            fail(f"flower does not answer on port {port}: {exc}", f"start it: engram flower --port {port}")
         console.print("flower: ok")
         return
     prepare_services(migrate=False)
@@ -57,16 +57,16 @@ def health(
         host = socket.gethostname()
         replies = celery_app.control.ping(timeout=5) or []
         if not any(node.endswith(f"@{host}") for reply in replies for node in reply):
-            _fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})",
+            fail(f"no worker on {host} answered a ping (answered: {[n for r in replies for n in r]})",
                   "start one on this host: engram worker")
     elif role == "beat":
         from engram.adapters.beat import LOCK_KEY
         from engram.adapters.redis_client import get_redis
 
         if not get_redis().exists(LOCK_KEY):  # a standby beat is healthy while another holds the lock
-            _fail("no beat holds the scheduling lock", "start one: engram beat")
+            fail("no beat holds the scheduling lock", "start one: engram beat")
     else:
-        _fail(f"unknown role {role!r}", "engram health worker, engram health beat or engram health flower")
+        fail(f"unknown role {role!r}", "engram health worker, engram health beat or engram health flower")
     console.print(f"{role}: ok")
 
 
@@ -97,7 +97,7 @@ def worker(
         try:
             serve_metrics(settings, port)
         except OSError as exc:
-            _fail(f"cannot serve metrics on {settings.metrics_address}:{port}: {exc}")
+            fail(f"cannot serve metrics on {settings.metrics_address}:{port}: {exc}")
     specs = plan(settings, queues=queues, concurrency=concurrency, pool=pool, api_threads=api_threads,
                  hostname=hostname)
     if len(specs) > 1:

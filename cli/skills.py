@@ -55,12 +55,12 @@ def define_tool(
     user: str = typer.Option("default"),
 ) -> None:
     """Store a tool spec for the dataset's agent."""
-    from engram.cli.app import _fail
+    from engram.cli.app import fail
 
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:
-        _fail(f"--arguments is not JSON: {exc}", '--arguments \'{"query": "what to search for"}\'')
+        fail(f"--arguments is not JSON: {exc}", '--arguments \'{"query": "what to search for"}\'')
     result = _call("engram.skills.define_tool", dataset=dataset, user=user, name=name, description=description,
                    handler=handler, arguments=args, required=required,
                    **({"permission": permission} if permission else {}))

@@ -12,24 +12,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engram.adapters.llm.offline_words import (
-    _COMMON_ENDINGS,
-    _CONNECTORS,
-    _FIRST_NAMES,
-    _HONORIFICS,
-    _LEGAL_SUFFIXES,
-    _OPENING_PARTICIPLES,
-    _ORG_HINTS,
-    _ORG_PREFIXES,
-    _ORG_SUFFIXES,
-    _ORG_VERBS,
-    _PERSON_VERBS,
-    _PLACE_PREPOSITIONS,
-    _PLACE_SUFFIXES,
-    _PREPOSITIONS,
-    _RELATION_STOP,
-    _ROLES,
-    _SENTENCE_ABBREVIATIONS,
-    _SENTENCE_STOP,
+    COMMON_ENDINGS,
+    CONNECTORS,
+    FIRST_NAMES,
+    HONORIFICS,
+    LEGAL_SUFFIXES,
+    OPENING_PARTICIPLES,
+    ORG_HINTS,
+    ORG_PREFIXES,
+    ORG_SUFFIXES,
+    ORG_VERBS,
+    PERSON_VERBS,
+    PLACE_PREPOSITIONS,
+    PLACE_SUFFIXES,
+    PREPOSITIONS,
+    RELATION_STOP,
+    ROLES,
+    SENTENCE_ABBREVIATIONS,
+    SENTENCE_STOP,
 )
 from engram.models.graph import RELATIONSHIP_MAX_LENGTH, ChunkExtraction, Edge, KnowledgeGraph, Node, SummarizedContent
 from engram.pipelines.dates import aspect_words, stated_interval
@@ -80,7 +80,7 @@ _EDGE_PUNCT = "\"'()[]{}<>,;:.!?\u201c\u201d\u2018\u2019*_`"
 
 
 @dataclass
-class _Mention:
+class Mention:
     name: str
     type: str
     start: int
@@ -94,7 +94,7 @@ def offline_chunk_extraction(text: str) -> ChunkExtraction:
 def offline_summary(text: str) -> SummarizedContent:
     flat = " ".join(text.split())
     summary = ""
-    for sentence in _sentences(flat):
+    for sentence in split_sentences(flat):
         candidate = f"{summary} {sentence}".strip()
         if summary and len(candidate) > SUMMARY_CHARS:
             break
@@ -113,13 +113,13 @@ def offline_graph(text: str) -> KnowledgeGraph:
     turns = chat_turns(lines)
     if turns is not None:
         return chat_graph(turns)
-    graph = _Graph()
+    graph = Graph()
     flat = " ".join(" ".join(lines).split())
     inner = _inner_capitalised(flat)
-    for sentence in _sentences(flat):
+    for sentence in split_sentences(flat):
         for part in _restated(sentence):
             # Each part links its own mentions; nodes and edges quote the sentence as written.
-            _link(graph, part, [m for m in _mentions(part) if _keep(m, part, inner)], description=sentence)
+            link_mentions(graph, part, [m for m in find_mentions(part) if _keep(m, part, inner)], description=sentence)
     return graph.result()
 
 
@@ -144,7 +144,7 @@ def _restated(sentence: str) -> list[str]:
 
 
 @dataclass
-class _Graph:
+class Graph:
     nodes: dict[str, Node] = field(default_factory=dict)  # normalised name (or legal-form alias) -> node
     ordered: list[Node] = field(default_factory=list)
     edges: dict[tuple[str, str, str], Edge] = field(default_factory=dict)
@@ -153,13 +153,13 @@ class _Graph:
         return KnowledgeGraph(nodes=self.ordered, edges=list(self.edges.values()))
 
 
-def _link(graph: _Graph, sentence: str, mentions: list[_Mention], description: str | None = None,
+def link_mentions(graph: Graph, sentence: str, mentions: list[Mention], description: str | None = None,
           relate: Callable[[str], str] | None = None) -> None:
     """The sentence's mentions as nodes, and an edge between each and the next; description
     (default: the sentence) is what nodes and edges quote; relate vets each relation name."""
     description = description or sentence
     edges = graph.edges
-    resolved = [_node_for(graph.nodes, graph.ordered, mention, description) for mention in mentions]
+    resolved = [node_for(graph.nodes, graph.ordered, mention, description) for mention in mentions]
     if len(mentions) < 2:
         return
     # The validity the sentence states ("since 2015", "from 2015 to 2022") dates its facts.
@@ -209,13 +209,13 @@ def _link(graph: _Graph, sentence: str, mentions: list[_Mention], description: s
                 del edges[key]
 
 
-def _node_for(
-    nodes: dict[str, Node], ordered: list[Node], mention: _Mention, sentence: str
+def node_for(
+    nodes: dict[str, Node], ordered: list[Node], mention: Mention, sentence: str
 ) -> Node:
     key = normalise_name(mention.name)
     tokens = key.split("_")
     # "Acme Corp" and "Acme" name one organization, whichever comes first.
-    legal = len(tokens) > 1 and tokens[-1].rstrip(".") in _LEGAL_SUFFIXES
+    legal = len(tokens) > 1 and tokens[-1].rstrip(".") in LEGAL_SUFFIXES
     base = "_".join(tokens[:-1]) if legal else ""
     node = nodes.get(key) or (nodes.get(base) if base else None)
     if node is None and len(tokens) == 1 and mention.type != "date":
@@ -245,12 +245,12 @@ def _node_for(
     return node
 
 
-def _sentences(text: str) -> list[str]:
+def split_sentences(text: str) -> list[str]:
     out, pos = [], 0
     for match in _SENTENCE_END.finditer(text):
         words = text[pos : match.start()].split()
         last = words[-1].lstrip("(\"'") if words else ""
-        if last.lower() in _SENTENCE_ABBREVIATIONS or (len(last) == 1 and last.isupper()):
+        if last.lower() in SENTENCE_ABBREVIATIONS or (len(last) == 1 and last.isupper()):
             continue  # "Dr. Jane", "Philip K. Dick": an abbreviation or an initial ends no sentence
         out.append(text[pos : match.end()].strip())
         pos = match.end()
@@ -263,40 +263,40 @@ def _inner_capitalised(text: str) -> set[str]:
     return {m.group(1) for m in _INNER_CAP.finditer(text)}
 
 
-def _keep(mention: _Mention, sentence: str, inner: set[str]) -> bool:
+def _keep(mention: Mention, sentence: str, inner: set[str]) -> bool:
     """A lone capitalised word opening a sentence that reads as a common word ("Released",
     "Reviewers") is a name only when the text capitalises it elsewhere too, it is a known first
     name, an acronym, or a possessive ("Springfield's")."""
     if mention.type == "date" or " " in mention.name or sentence[: mention.start].strip(_OPENING):
         return True
     word = mention.name
-    if word.lower() in _OPENING_PARTICIPLES:
+    if word.lower() in OPENING_PARTICIPLES:
         return False  # "Born in Cincinnati, he ..." ("Born This Way" is more than one word)
-    return word in inner or word.lower() in _FIRST_NAMES or (len(word) > 1 and word.isupper()) \
-        or mention.type != "concept" or not word.lower().endswith(_COMMON_ENDINGS) \
+    return word in inner or word.lower() in FIRST_NAMES or (len(word) > 1 and word.isupper()) \
+        or mention.type != "concept" or not word.lower().endswith(COMMON_ENDINGS) \
         or sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
 
 
-def _mentions(sentence: str, people: list[tuple[int, int, str]] = ()) -> list[_Mention]:
+def find_mentions(sentence: str, people: list[tuple[int, int, str]] = ()) -> list[Mention]:
     """Dates, then quoted titles, then capitalised word runs outside them, in order of appearance.
     people: spans known to name a person (a chat's speakers), and no part of a run around them."""
-    found: list[_Mention] = [_Mention(name, "person", a, b) for a, b, name in people]
+    found: list[Mention] = [Mention(name, "person", a, b) for a, b, name in people]
     taken: list[tuple[int, int]] = [(a, b) for a, b, _ in people]
     if _DIGIT.search(sentence):
         for match in _DATE.finditer(sentence):
-            found.append(_Mention(match.group(0), "date", match.start(), match.end()))
+            found.append(Mention(match.group(0), "date", match.start(), match.end()))
             taken.append(match.span())
     for match in _NICKNAMED.finditer(sentence):
-        given = _trim_run(sentence, *match.span(1))  # "When Earvin", "CEO Bryan": trimmed as any name
+        given = trim_run(sentence, *match.span(1))  # "When Earvin", "CEO Bryan": trimmed as any name
         if given and not any(a < match.end() and match.start() < b for a, b in taken):
             name = f"{given.name} {match.group(2)} {match.group(3)}"
-            found.append(_Mention(name, "person", given.start, match.end()))
+            found.append(Mention(name, "person", given.start, match.end()))
             taken.append((given.start, match.end()))
     for match in _QUOTED.finditer(sentence):
         title = match.group(1).strip(" ,.")
         if title and title[0].isupper() and len(title.split()) <= MAX_TITLE_WORDS \
                 and not any(a < match.end() and match.start() < b for a, b in taken):
-            found.append(_Mention(title, "work", match.start(1), match.start(1) + len(title)))
+            found.append(Mention(title, "work", match.start(1), match.start(1) + len(title)))
             taken.append(match.span())
     for match in _NAME_RUN.finditer(sentence):
         start, end = match.span()
@@ -306,11 +306,11 @@ def _mentions(sentence: str, people: list[tuple[int, int, str]] = ()) -> list[_M
         if people:
             # "Did you" read as "Did Leah": the run is split around the speaker.
             runs = _outside(sentence, start, end, taken)
-            found.extend(m for a, b in runs if (m := _trim_run(sentence, a, b)))
+            found.extend(m for a, b in runs if (m := trim_run(sentence, a, b)))
             continue
         if taken and any(a < end and start < b for a, b in taken):
             continue  # "March" of "March 3, 2021" is part of the date
-        mention = _trim_run(sentence, start, end)
+        mention = trim_run(sentence, start, end)
         if mention:
             found.append(mention)
     found.sort(key=lambda m: m.start)
@@ -333,7 +333,7 @@ def _outside(sentence: str, start: int, end: int, spans: list[tuple[int, int]]) 
     return out
 
 
-def _trim_run(sentence: str, start: int, end: int) -> _Mention | None:
+def trim_run(sentence: str, start: int, end: int) -> Mention | None:
     """Drop sentence-initial stop words, honorifics and role titles ("CEO of Acme" -> "Acme")."""
     words = sentence[start:end].split(" ")  # offline_graph leaves single spaces only
     lowered = [w.rstrip(".").lower() for w in words]
@@ -342,17 +342,17 @@ def _trim_run(sentence: str, start: int, end: int) -> _Mention | None:
     drop = 0
     while drop < len(words):
         low = lowered[drop]
-        if (at_start and low in _SENTENCE_STOP) or low in _ROLES or low in _CONNECTORS \
+        if (at_start and low in SENTENCE_STOP) or low in ROLES or low in CONNECTORS \
                 or low == "i":
             pass
-        elif low in _HONORIFICS:
+        elif low in HONORIFICS:
             honorific = True
         else:
             break
         drop += 1
         at_start = False
     keep = len(words)
-    while keep > drop and lowered[keep - 1] in _CONNECTORS:
+    while keep > drop and lowered[keep - 1] in CONNECTORS:
         keep -= 1
     if keep <= drop:
         return None
@@ -360,27 +360,27 @@ def _trim_run(sentence: str, start: int, end: int) -> _Mention | None:
     end -= sum(len(w) + 1 for w in words[keep:])
     name = sentence[start:end].rstrip(".")
     kind = _guess_type(sentence, name, lowered[drop:keep], start, end, honorific)
-    return _Mention(name, kind, start, end)
+    return Mention(name, kind, start, end)
 
 
 def _guess_type(
     sentence: str, name: str, tokens: list[str], start: int, end: int, hon: bool
 ) -> str:
-    if hon or (tokens[0] in _FIRST_NAMES and len(tokens) <= 3):
+    if hon or (tokens[0] in FIRST_NAMES and len(tokens) <= 3):
         return "person"
     after = [w.strip(_EDGE_PUNCT).lower() for w in sentence[end : end + 40].split(" ", 4)[:4]]
     after = [w for w in after if w][:3]
-    if after and after[0] in _PERSON_VERBS:
+    if after and after[0] in PERSON_VERBS:
         return "person"
     window = sentence[max(0, start - 30) : start].split()[-2:]
     before = [w.strip(_EDGE_PUNCT).lower() for w in window]
     before = [w for w in before if w]
-    if tokens[-1] in _ORG_SUFFIXES or tokens[0] in _ORG_PREFIXES \
+    if tokens[-1] in ORG_SUFFIXES or tokens[0] in ORG_PREFIXES \
             or (len(name) >= 2 and name.replace("&", "").isalpha() and name.isupper()) \
-            or (after and after[0] in _ORG_VERBS) \
-            or not _ORG_HINTS.isdisjoint(after) or not _ORG_HINTS.isdisjoint(before):
+            or (after and after[0] in ORG_VERBS) \
+            or not ORG_HINTS.isdisjoint(after) or not ORG_HINTS.isdisjoint(before):
         return "organization"
-    if tokens[-1] in _PLACE_SUFFIXES or (before and before[-1] in _PLACE_PREPOSITIONS):
+    if tokens[-1] in PLACE_SUFFIXES or (before and before[-1] in PLACE_PREPOSITIONS):
         return "place"
     return "concept"
 
@@ -390,9 +390,9 @@ def _possessive_role(between: str) -> str | None:
     if not between.startswith(("'s", "\u2019s")):
         return None
     words = [w.strip(_EDGE_PUNCT).lower() for w in between[2:].split()]
-    words = [w for w in words if w and w not in _RELATION_STOP]
+    words = [w for w in words if w and w not in RELATION_STOP]
     words, _, _ = aspect_words(words)
-    if len(words) == 1 and words[0] in _ROLES:
+    if len(words) == 1 and words[0] in ROLES:
         return f"{words[0]}_of"
     return None
 
@@ -405,14 +405,14 @@ def _relationship(between: str, previous: str) -> str:
     if between.startswith(("'s", "\u2019s")):
         between = between[2:]  # the possessive of the left mention, not a relation word
     words = [w.strip(_EDGE_PUNCT).lower() for w in between.split()]
-    words = [w for w in words if w and w not in _RELATION_STOP and any(c.isalnum() for c in w)]
+    words = [w for w in words if w and w not in RELATION_STOP and any(c.isalnum() for c in w)]
     # Tense and change of state are time, not relationship: "became/former/re-elected mayor of" -> mayor_of.
     words, _, _ = aspect_words(words)
     if not words or len(words) > MAX_RELATION_WORDS:
         return "related_to"
-    if all(w in _PREPOSITIONS for w in words):
+    if all(w in PREPOSITIONS for w in words):
         # "Alice founded Acme in 1999": the date edge reads "founded_in", not a bare "in".
-        verb = [w for w in previous.split("_") if w and w not in _PREPOSITIONS]
+        verb = [w for w in previous.split("_") if w and w not in PREPOSITIONS]
         if verb and len(verb) + len(words) <= MAX_RELATION_WORDS:
             words = verb + words
         else:

@@ -13,33 +13,33 @@ import re
 from dataclasses import dataclass
 
 from engram.adapters.llm.offline import (
-    _Graph,
-    _link,
-    _Mention,
-    _mentions,
-    _node_for,
-    _sentences,
-    _trim_run,
+    Graph,
+    link_mentions,
+    Mention,
+    find_mentions,
+    node_for,
+    split_sentences,
+    trim_run,
 )
 from engram.adapters.llm.offline_words import (
-    _CLAUSE_WORDS,
-    _COMMON_ENDINGS,
-    _CONTRACTION_ENDINGS,
-    _FILLER_PHRASES,
-    _FIRST_NAMES,
-    _INTERJECTIONS,
-    _LABELS,
-    _LONE_FILLERS,
-    _MONTHS,
-    _FINITE_VERBS,
-    _NOT_VERBS,
-    _RELATION_LEADERS,
-    _RELATION_STOP,
-    _ROLES,
-    _SENTENCE_STOP,
-    _SUBJECT_ADVERBS,
-    _VERBS,
-    _WEEKDAYS,
+    CLAUSE_WORDS,
+    COMMON_ENDINGS,
+    CONTRACTION_ENDINGS,
+    FILLER_PHRASES,
+    FIRST_NAMES,
+    INTERJECTIONS,
+    LABELS,
+    LONE_FILLERS,
+    MONTHS,
+    FINITE_VERBS,
+    NOT_VERBS,
+    RELATION_LEADERS,
+    RELATION_STOP,
+    ROLES,
+    SENTENCE_STOP,
+    SUBJECT_ADVERBS,
+    VERBS,
+    WEEKDAYS,
 )
 from engram.models.graph import KnowledgeGraph
 
@@ -53,7 +53,7 @@ _TURN = re.compile(rf"^\s*(?:\[[^\]\n]{{1,120}}\]\s*)?({_SPEAKER})\s*:[ \t]+(\S.
 _HEADER_TOKEN = re.compile(
     r"(?<![^\W\d_])(?:\d{4}-\d{2}-\d{2}(?:T[\d:.]+Z?)?|\d+(?:st|nd|rd|th)?|[\d:.]+|[ap]\.?m\.?"
     r"|on|at|of|the|session|date|time|utc|gmt|"
-    + "|".join(sorted(_WEEKDAYS | _MONTHS, key=len, reverse=True)) + r")(?![^\W\d_])",
+    + "|".join(sorted(WEEKDAYS | MONTHS, key=len, reverse=True)) + r")(?![^\W\d_])",
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(
@@ -82,7 +82,7 @@ def chat_turns(lines: list[str]) -> list[tuple[str | None, str]] | None:
     piece). A line without a speaker continues the turn above it."""
     matches = [_TURN.match(line) for line in lines]
     speakers = [m.group(1) for m in matches if m]
-    if len(speakers) * 2 < len(lines) or not speakers or any(s.lower() in _LABELS for s in speakers):
+    if len(speakers) * 2 < len(lines) or not speakers or any(s.lower() in LABELS for s in speakers):
         return None
     if len(speakers) == 1 and (len(lines) > 1 or not _speaks(speakers[0], matches[0].group(2))):
         return None
@@ -101,10 +101,10 @@ def chat_turns(lines: list[str]) -> list[tuple[str | None, str]] | None:
 
 def chat_graph(turns: list[tuple[str | None, str]]) -> KnowledgeGraph:
     """One person node per speaker, then each turn's sentences with the speaker's first person."""
-    graph = _Graph()
+    graph = Graph()
     speakers = list(dict.fromkeys(speaker for speaker, _ in turns if speaker))
     for speaker in speakers:
-        _node_for(graph.nodes, graph.ordered, _Mention(speaker, "person", 0, len(speaker)),
+        node_for(graph.nodes, graph.ordered, Mention(speaker, "person", 0, len(speaker)),
                   f"{speaker}, a participant in the conversation")
     texts = [" ".join(text.split()) for _, text in turns]
     seen = _Seen(
@@ -114,12 +114,12 @@ def chat_graph(turns: list[tuple[str | None, str]]) -> KnowledgeGraph:
     )
     for (speaker, _), text in zip(turns, texts, strict=True):
         other = next((s for s in speakers if s != speaker), None) if speaker and len(speakers) == 2 else None
-        for original in _sentences(text):
+        for original in split_sentences(text):
             sentence, people = first_person(original, speaker, other)
-            trimmed = (_trim_filler(sentence, m, seen) for m in _mentions(sentence, people))
+            trimmed = (_trim_filler(sentence, m, seen) for m in find_mentions(sentence, people))
             mentions = [m for m in trimmed if m and _keep_in_chat(m, sentence, seen)]
             said = f"{speaker}: {original}" if speaker else original
-            _link(graph, sentence, mentions, description=said, relate=chat_relationship)
+            link_mentions(graph, sentence, mentions, description=said, relate=chat_relationship)
     return graph.result()
 
 
@@ -132,10 +132,10 @@ class _Seen:
     def named(self, word: str) -> bool:
         """Evidence that a capitalised word is a name."""
         low = word.lower()
-        return low in self.speakers or low in _FIRST_NAMES or (word in self.inner and not is_filler(word))
+        return low in self.speakers or low in FIRST_NAMES or (word in self.inner and not is_filler(word))
 
 
-def _trim_filler(sentence: str, mention: _Mention, seen: _Seen) -> _Mention | None:
+def _trim_filler(sentence: str, mention: Mention, seen: _Seen) -> Mention | None:
     """"Hey Caroline", "Happy Birthday Leah", "Thanks Ines" -> the name; "Did Leah" at a
     sentence's start -> "Leah"."""
     if mention.type == "date" or mention.name.lower() in seen.speakers:
@@ -146,10 +146,10 @@ def _trim_filler(sentence: str, mention: _Mention, seen: _Seen) -> _Mention | No
     while drop < len(words):
         pair = "_".join(w.lower() for w in words[drop : drop + 2])
         low = words[drop].lower()
-        if pair in _FILLER_PHRASES:
+        if pair in FILLER_PHRASES:
             drop += 2
-        elif low in _INTERJECTIONS or low.endswith(_CONTRACTION_ENDINGS) \
-                or (at_start and (low in _SENTENCE_STOP or low in _RELATION_STOP or low in _VERBS)):
+        elif low in INTERJECTIONS or low.endswith(CONTRACTION_ENDINGS) \
+                or (at_start and (low in SENTENCE_STOP or low in RELATION_STOP or low in VERBS)):
             drop += 1  # "Is Rory", "And Mum", "Tell Ailsa" opening a sentence
         else:
             break
@@ -160,10 +160,10 @@ def _trim_filler(sentence: str, mention: _Mention, seen: _Seen) -> _Mention | No
     if drop >= len(words):
         return None
     start = mention.start + sum(len(w) + 1 for w in words[:drop])
-    return _trim_run(sentence, start, mention.end)
+    return trim_run(sentence, start, mention.end)
 
 
-def _keep_in_chat(mention: _Mention, sentence: str, seen: _Seen) -> bool:
+def _keep_in_chat(mention: Mention, sentence: str, seen: _Seen) -> bool:
     """A chat mention is an entity only with evidence: a capitalised word opening a sentence is
     a name when it is a speaker or known first name, recurs capitalised mid-sentence, is a
     possessive or is followed by a verb names take ("Tala says")."""
@@ -183,7 +183,7 @@ def _keep_in_chat(mention: _Mention, sentence: str, seen: _Seen) -> bool:
         return True
     possessive = sentence[mention.end : mention.end + 2] in ("'s", "\u2019s")
     return seen.named(name) or mention.type == "person" \
-        or (possessive and not name.lower().endswith(_COMMON_ENDINGS)) \
+        or (possessive and not name.lower().endswith(COMMON_ENDINGS)) \
         or (name.lower() not in seen.lower and not name.lower().endswith(_GERUND_ENDINGS)
             and _subject(sentence[mention.end :], seen))
 
@@ -194,23 +194,23 @@ def _subject(after: str, seen: _Seen) -> bool:
     words = [w.strip(",.!?;:") for w in after.split()[:3]]
     if words[:1] == ["and"]:
         return len(words) > 1 and words[1].lower() in seen.speakers
-    if words and (words[0].lower() in _SUBJECT_ADVERBS or words[0].endswith("ly")):
+    if words and (words[0].lower() in SUBJECT_ADVERBS or words[0].endswith("ly")):
         words = words[1:]
     if not words or not words[0].islower():
         return False
     verb = words[0]
-    return verb in _FINITE_VERBS or (verb.endswith("ed") and _is_verb(verb)) \
-        or (verb.endswith("s") and verb not in _NOT_VERBS and _is_verb(verb))
+    return verb in FINITE_VERBS or (verb.endswith("ed") and _is_verb(verb)) \
+        or (verb.endswith("s") and verb not in NOT_VERBS and _is_verb(verb))
 
 
-def _at_start(sentence: str, mention: _Mention) -> bool:
+def _at_start(sentence: str, mention: Mention) -> bool:
     """Nothing but punctuation or emoji before the mention in its sentence."""
     return not any(c.isalnum() for c in sentence[: mention.start])
 
 
 def _speaks(speaker: str, text: str) -> bool:
     """"Caroline: I adopted a dog" is a turn; "Note: the film ..." a label."""
-    return speaker.lower() not in _LABELS and not is_filler(speaker) and bool(_FIRST_PERSON.search(text))
+    return speaker.lower() not in LABELS and not is_filler(speaker) and bool(_FIRST_PERSON.search(text))
 
 
 def first_person(
@@ -244,9 +244,9 @@ def is_filler(word: str) -> bool:
     """A word that is no entity alone in chat: a greeting, interjection, filler, contraction,
     weekday or month name."""
     low = word.lower().replace("\u2019", "'").strip(".!?,")
-    return low in _INTERJECTIONS or low in _LONE_FILLERS or low in _RELATION_STOP \
-        or low.removesuffix("s") in _WEEKDAYS or low in _MONTHS \
-        or low in _SENTENCE_STOP or low.endswith(_CONTRACTION_ENDINGS) or not any(c.isalpha() for c in low)
+    return low in INTERJECTIONS or low in LONE_FILLERS or low in RELATION_STOP \
+        or low.removesuffix("s") in WEEKDAYS or low in MONTHS \
+        or low in SENTENCE_STOP or low.endswith(CONTRACTION_ENDINGS) or not any(c.isalpha() for c in low)
 
 
 def chat_relationship(name: str) -> str:
@@ -255,22 +255,22 @@ def chat_relationship(name: str) -> str:
     if name == "related_to":
         return name
     words = name.split("_")
-    while words and words[0] in _RELATION_LEADERS:
+    while words and words[0] in RELATION_LEADERS:
         words = words[1:]
     negated = words[:1] in (["not"], ["never"])
     head = words[1:2] if negated else words[:1]
-    if not head or len(words) > MAX_CHAT_RELATION_WORDS or not _CLAUSE_WORDS.isdisjoint(words):
+    if not head or len(words) > MAX_CHAT_RELATION_WORDS or not CLAUSE_WORDS.isdisjoint(words):
         return "related_to"
-    if _is_verb(head[0]) or (len(words) == 2 and words[0] in _ROLES and words[1] == "of"):
+    if _is_verb(head[0]) or (len(words) == 2 and words[0] in ROLES and words[1] == "of"):
         return "_".join(words)
     return "related_to"
 
 
 def _is_verb(word: str) -> bool:
-    if word in _VERBS:
+    if word in VERBS:
         return True
-    if word in _NOT_VERBS or len(word) < 4:
+    if word in NOT_VERBS or len(word) < 4:
         return False
     if word.endswith(("ed", "ing")):
         return True
-    return word.endswith("s") and (word[:-1] in _VERBS or (word.endswith("es") and word[:-2] in _VERBS))
+    return word.endswith("s") and (word[:-1] in VERBS or (word.endswith("es") and word[:-2] in VERBS))

@@ -3,14 +3,14 @@ people, organisations and places, and which words between two names say nothing 
 relation. Data only; the rules that read them are in adapters/llm/offline.py."""
 
 # Sentence-opening words that read as common words, not names ("Released", "Reviewers", "Following").
-_COMMON_ENDINGS = ("ed", "ing", "ly", "ers", "ies", "ness", "ment", "tion", "sion", "ous", "ful")
-_OPENING_PARTICIPLES = frozenset("born raised based located situated nicknamed".split())
+COMMON_ENDINGS = ("ed", "ing", "ly", "ers", "ies", "ness", "ment", "tion", "sion", "ous", "ful")
+OPENING_PARTICIPLES = frozenset("born raised based located situated nicknamed".split())
 
 # Titles never end a sentence; "Acme Corp. She ..." does, so company suffixes are not here.
-_SENTENCE_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc e.g i.e u.s u.k".split())
-_HONORIFICS = frozenset("mr mrs ms dr prof sir dame".split())
-_CONNECTORS = frozenset("of de du da di van von der del la le the & y".split())
-_SENTENCE_STOP = frozenset(
+SENTENCE_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc e.g i.e u.s u.k".split())
+HONORIFICS = frozenset("mr mrs ms dr prof sir dame".split())
+CONNECTORS = frozenset("of de du da di van von der del la le the & y".split())
+SENTENCE_STOP = frozenset(
     """the a an in it its this that these those he she they we i you on at for but and or if
     when while after before as by from with our his her their there here today yesterday
     tomorrow however meanwhile also then so yet since during although though because once
@@ -19,12 +19,12 @@ _SENTENCE_STOP = frozenset(
     previously currently initially additionally furthermore moreover nevertheless overall
     yes please according despite unlike like""".split()
 )
-_ROLES = frozenset(
+ROLES = frozenset(
     """ceo cto cfo coo cio chairman chairwoman chair president vice director founder cofounder
     co-founder head minister secretary chief manager professor senator governor mayor king
     queen prince princess commander admiral colonel lieutenant sergeant emperor empress sultan""".split()
 )
-_FIRST_NAMES = frozenset(
+FIRST_NAMES = frozenset(
     """alice bob carol dave david eve frank grace heidi ivan judy mallory oscar peggy trent
     victor walter john jane mary james robert michael william richard joseph thomas charles
     daniel matthew anthony mark paul steven andrew joshua kevin brian george edward ronald
@@ -36,31 +36,31 @@ _FIRST_NAMES = frozenset(
     angela anna emma olivia sophia maria marie ada alan grace marie albert isaac charlotte
     hannah julia lucy chloe mia noah liam lucas leo hugo anne claire sophie""".split()
 )
-_PERSON_VERBS = frozenset(
+PERSON_VERBS = frozenset(
     """said says say told wrote writes founded co-founded cofounded joined became leads led
     married born died resigned retired argued explained thinks believes announced tweeted""".split()
 )
-_ORG_SUFFIXES = frozenset(
+ORG_SUFFIXES = frozenset(
     """inc inc. corp corp. corporation ltd ltd. llc plc gmbh ag sa co co. company university
     bank group institute foundation agency association council ministry department labs
     systems technologies partners holdings capital bureau committee party college school
     hospital airlines motors industries enterprises ventures studios games software""".split()
 )
 # Legal-form suffixes: "Acme Corp" and a later "Acme" are the same node.
-_LEGAL_SUFFIXES = frozenset("inc corp corporation ltd llc plc gmbh ag sa co company".split())
-_ORG_VERBS = frozenset("acquired launched released shipped hired merged raised sued".split())
-_ORG_PREFIXES = frozenset("bank university ministry department institute college".split())
-_ORG_HINTS = frozenset(
+LEGAL_SUFFIXES = frozenset("inc corp corporation ltd llc plc gmbh ag sa co company".split())
+ORG_VERBS = frozenset("acquired launched released shipped hired merged raised sued".split())
+ORG_PREFIXES = frozenset("bank university ministry department institute college".split())
+ORG_HINTS = frozenset(
     """company firm startup start-up corporation business organisation organization agency
     maker manufacturer retailer lab nonprofit""".split()
 )
-_PLACE_SUFFIXES = frozenset(
+PLACE_SUFFIXES = frozenset(
     """city river street county island islands mountain mountains lake valley bay state
     province park road avenue ocean sea desert""".split()
 )
-_PLACE_PREPOSITIONS = frozenset("in near".split())
-_PREPOSITIONS = frozenset("in on at of for with by from to into onto over under near".split())
-_RELATION_STOP = frozenset(
+PLACE_PREPOSITIONS = frozenset("in near".split())
+PREPOSITIONS = frozenset("in on at of for with by from to into onto over under near".split())
+RELATION_STOP = frozenset(
     """is are was were be been being am has have had do does did the a an its their his her
     also now currently then still already recently and or but who which that this these
     those it they he she as well just very""".split()
@@ -68,7 +68,7 @@ _RELATION_STOP = frozenset(
 
 # Chat (adapters/llm/offline_chat.py). Words that open or fill a turn and name nothing: greetings,
 # interjections, fillers, thanks and congratulations, as chat writes them.
-_INTERJECTIONS = frozenset(
+INTERJECTIONS = frozenset(
     """everyone everybody everything someone somebody something anyone anybody anything nobody
     nothing hi hey heya hiya hello yo morning evening night bye goodbye cheers thanks thank thx ty
     congrats congratulations wow woah whoa omg omfg lol lmao rofl haha hahaha hahahaha hah ha
@@ -79,36 +79,36 @@ _INTERJECTIONS = frozenset(
     fyi imo tbh idk ikr omw brb ttyl ahaha aha ahah ya yah hurray bravo""".split()
 )
 # Words that are no entity alone ("Great!", "Love it") but may start one ("Great North Run").
-_LONE_FILLERS = frozenset(
+LONE_FILLERS = frozenset(
     """nice cool great awesome amazing wonderful lovely brilliant fab fabulous perfect good
     happy merry dear welcome love lucky true fair same best glad proud any always really mine
     yours ours tonight fingers""".split()
 )
 # Two-word greetings and fillers ("Good morning", "Happy birthday", "Thank you").
-_FILLER_PHRASES = frozenset(
+FILLER_PHRASES = frozenset(
     """good_morning good_afternoon good_evening good_night good_luck happy_birthday
     happy_anniversary happy_holidays happy_new merry_christmas thank_you thanks_so no_way
     of_course oh_my my_god see_you take_care well_done""".split()
 )
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
-_MONTHS = frozenset(
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+MONTHS = frozenset(
     """january february march april may june july august september october november
     december jan feb mar apr jun jul aug sep sept oct nov dec""".split()
 )
 # Pronoun contractions ("I'm", "you're", "it's", "that's") open a turn and name nothing.
-_CONTRACTION_ENDINGS = ("'m", "'ll", "'ve", "'re", "'d", "n't")
+CONTRACTION_ENDINGS = ("'m", "'ll", "'ve", "'re", "'d", "n't")
 # A lone sentence opener followed by a finite verb is its subject, a name ("Tala says", "Juno
 # hated"): these irregular forms, or a regular -ed / -s form of a verb.
-_FINITE_VERBS = frozenset(
+FINITE_VERBS = frozenset(
     """is was has had does did went came got made took saw met knew thought bought brought found
     gave told said left lost won ran began wrote read spoke taught sold sent built felt kept held
     paid flew drove rode ate drank sang swam put fell drew grew wore chose broke became""".split()
 )
 # Words between a subject and its verb ("Pickle also learned", "Juno absolutely hated").
-_SUBJECT_ADVERBS = frozenset("also just finally still never always really actually even".split())
+SUBJECT_ADVERBS = frozenset("also just finally still never always really actually even".split())
 # Relation heads (chat): common verbs in their base and irregular forms; regular -ed/-ing/-s
 # forms of these and any other -ed/-ing word also head a relation.
-_VERBS = frozenset(
+VERBS = frozenset(
     """be go went gone going come came get got gotten make made take took taken see saw seen
     meet met know knew known think thought buy bought bring brought find found give gave given
     tell told say said leave left lose lost win won run ran begin began begun write wrote
@@ -121,24 +121,24 @@ _VERBS = frozenset(
     enjoy miss host take prefer share""".split()
 )
 # -ed/-ing/-s words that are no verbs.
-_NOT_VERBS = frozenset(
+NOT_VERBS = frozenset(
     """thing things morning evening wedding nothing something anything everything king ring
     spring building ceiling sibling during bed red need seed speed weekend bits lots years
     days weeks months kids parents friends photos news""".split()
 )
 # Leading words a relation head may carry: modals and adverbs ("will go to" -> "go_to").
-_RELATION_LEADERS = frozenset(
+RELATION_LEADERS = frozenset(
     """will would can could should might must may shall gonna wanna going_to just really
     actually finally also still even only probably definitely totally literally so""".split()
 )
 # "Label: text" lines that are no chat turn.
-_LABELS = frozenset(
+LABELS = frozenset(
     """note notes summary title subject re date time question answer q a warning error example
     tip source update step todo ps nb caption description tags status result error task tools
     name role company email phone address url link type category priority owner location""".split()
 )
 # A relation holding one of these is a clause fragment ("chose_them_cause", "says_it_s_because").
-_CLAUSE_WORDS = frozenset(
+CLAUSE_WORDS = frozenset(
     """because cause cuz coz cos since so but and or if when while though although until unless
     what where why how them me him us you i s m ll ve re d t""".split()
 )

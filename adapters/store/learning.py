@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from sqlalchemy import Connection, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 
-from engram.adapters.store.search import facts_only
+from engram.adapters.store.search_sql import facts_only
+from engram.adapters.store.vectors import vector_literal
 from engram.models.tables import (
     lesson_decisions,
     lessons,
@@ -19,10 +20,6 @@ from engram.models.tables import (
     user_preferences,
 )
 from engram.pipelines.improve.truth import K, Basis
-
-
-def _vector(v: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in v) + "]"
 
 
 class LearningRepository:
@@ -71,7 +68,7 @@ class LearningRepository:
         rows = self.conn.execute(text(
             "SELECT statement FROM lessons WHERE dataset_id = :d AND embedding IS NOT NULL"
             " ORDER BY embedding <=> CAST(:v AS vector), id LIMIT :k"),
-            {"d": dataset_id, "v": _vector(vector), "k": limit}).scalars().all()
+            {"d": dataset_id, "v": vector_literal(vector), "k": limit}).scalars().all()
         return list(rows)
 
     def glossary(self, dataset_id: uuid.UUID, vector: Sequence[float], limit: int) -> list[str]:
@@ -79,7 +76,7 @@ class LearningRepository:
         rows = self.conn.execute(text(
             "SELECT coalesce(display_name, name) FROM entities WHERE dataset_id = :d AND embedding IS NOT NULL"
             " ORDER BY embedding <=> CAST(:v AS vector), id LIMIT :k"),
-            {"d": dataset_id, "v": _vector(vector), "k": limit}).scalars().all()
+            {"d": dataset_id, "v": vector_literal(vector), "k": limit}).scalars().all()
         return list(rows)
 
     # ------------------------------------------------------------ lessons and decisions
@@ -210,7 +207,7 @@ class LearningRepository:
         stamped with this basis; computed in Postgres from the stored embeddings."""
         cosines = [f"1 - (c.embedding <=> CAST(:c{i} AS vector))" for i in range(len(basis.centroids))]
         coords = ", ".join(cosines + ["0"] * (K - len(cosines)))
-        params = {f"c{i}": _vector(c) for i, c in enumerate(basis.centroids)}
+        params = {f"c{i}": vector_literal(c) for i, c in enumerate(basis.centroids)}
         return self.conn.execute(text(
             "WITH todo AS (SELECT id FROM chunks WHERE dataset_id = :d AND embedding IS NOT NULL"
             " AND (truth_epoch IS DISTINCT FROM :e OR truth_signature IS DISTINCT FROM :s)"

@@ -13,8 +13,8 @@ from sqlalchemy import Connection, text
 from engram.adapters.store.capture import CaptureReads
 from engram.adapters.store.search_bm25 import LexicalReads
 from engram.adapters.store.search_graph import GraphReads
-from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _vector, _window_sql
-from engram.adapters.store.search_sql import facts_only  # noqa: F401 - adapters/store/learning.py imports it here
+from engram.adapters.store.search_sql import CHUNK_COLUMNS, NOT_FACT, window_sql
+from engram.adapters.store.vectors import vector_literal
 from engram.models.search import EdgeWindow
 
 
@@ -81,18 +81,18 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
                 " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :wk),"
                 " cand AS MATERIALIZED (SELECT id FROM hits UNION SELECT chunk_id FROM whits),"
                 + self._WINDOWED +
-                f" SELECT {_CHUNK_COLUMNS}, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance"
+                f" SELECT {CHUNK_COLUMNS}, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance"
                 " FROM cand JOIN chunks c ON c.id = cand.id JOIN documents d ON d.id = c.document_id"
                 " LEFT JOIN wdist w ON w.chunk_id = c.id"
                 " ORDER BY distance, c.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, "wk": 3 * limit, "node_sets": self.node_sets},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "wk": 3 * limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
     def chunks_by_ids(self, chunk_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, dict]:
         rows = self.conn.execute(
-            text(f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
+            text(f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
                  " WHERE c.id = ANY(:ids)"),
             {"ids": list(chunk_ids)},
         ).mappings()
@@ -110,7 +110,7 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
             return {}
         scored, params = self.bm25_scores(datasets, chunk_ids, terms,
                                           stats or self.bm25_statistics(datasets, list(terms)), k1, b)
-        params["v"] = _vector(vector)
+        params["v"] = vector_literal(vector)
         rows = self.conn.execute(
             text(
                 "WITH " + scored + ","
@@ -137,7 +137,7 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
                 " JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " ORDER BY h.distance, s.id"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -149,7 +149,7 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
                 " FROM summaries s JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " WHERE s.chunk_id = ANY(:ids)"
             ),
-            {"v": _vector(vector), "ids": list(chunk_ids)},
+            {"v": vector_literal(vector), "ids": list(chunk_ids)},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -162,7 +162,7 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
                 " WHERE e.dataset_id = ANY(:ds) AND e.embedding IS NOT NULL"
                 " ORDER BY e.embedding <=> CAST(:v AS vector) LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -171,13 +171,13 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
     ) -> list[dict]:
         """Fact edges nearest by edge-text vector (structural ones excluded)."""
         self._nearest(limit)
-        cond, params = _window_sql(window, exact=False)
+        cond, params = window_sql(window, exact=False)
         rows = self.conn.execute(
             text(
                 "SELECT g.id, g.edge_text, g.embedding <=> CAST(:v AS vector) AS distance FROM edges g"
-                f" WHERE g.dataset_id = ANY(:ds) AND g.embedding IS NOT NULL AND {_NOT_FACT}{cond}"
+                f" WHERE g.dataset_id = ANY(:ds) AND g.embedding IS NOT NULL AND {NOT_FACT}{cond}"
                 " ORDER BY g.embedding <=> CAST(:v AS vector) LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, **params},
         ).mappings()
         return [dict(r) for r in rows]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import text
 
-from engram.adapters.store.search_sql import _CHUNK_COLUMNS
+from engram.adapters.store.search_sql import CHUNK_COLUMNS
 
 PROBE_POSTINGS = 5000  # the probe reads the rarest terms' postings up to about this many
 PROBE_DEPTH = 100  # chunks the probe scores exactly (at least 4 x k)
@@ -117,7 +117,7 @@ class LexicalReads:
             text((self._full_sql() + " SELECT 0 AS bm25_candidates, NULL AS bm25_skipped," if full else
                   self._pruned_sql() + " SELECT (SELECT count(*) FROM cand) AS bm25_candidates,"
                   " (SELECT array_agg(term) FROM r WHERE skip) AS bm25_skipped,")
-                 + f" {_CHUNK_COLUMNS}, s.score AS rank FROM scored s JOIN chunks c ON c.id = s.chunk_id"
+                 + f" {CHUNK_COLUMNS}, s.score AS rank FROM scored s JOIN chunks c ON c.id = s.chunk_id"
                  " JOIN documents d ON d.id = c.document_id ORDER BY s.score DESC, c.id"),
             {"terms": scored, "qtf": [terms[t] for t in scored], "df": [dfs[t] for t in scored],
              "probe": [t in probe for t in scored], "n": n, "avgdl": avgdl, "ds": list(datasets), "k": limit,

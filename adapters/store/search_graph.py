@@ -10,7 +10,8 @@ from datetime import date, datetime
 
 from sqlalchemy import Connection, text
 
-from engram.adapters.store.search_sql import _CHUNK_COLUMNS, _NOT_FACT, _YEAR_RE, CONFLICT, MENTIONS, _vector, _window_sql
+from engram.adapters.store.search_sql import CHUNK_COLUMNS, CONFLICT, MENTIONS, NOT_FACT, YEAR_RE, window_sql
+from engram.adapters.store.vectors import vector_literal
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEARS
 from engram.pipelines.recall.names import like_words
@@ -38,12 +39,12 @@ class GraphReads:
             dated, params = "c.years && CAST(:yrs AS integer[])", {"yrs": list(range(lo, hi + 1))}
         rows = self.conn.execute(
             text(
-                f"SELECT {_CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance"
+                f"SELECT {CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id"
                 f" WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND {dated}"
                 " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, **params},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -55,7 +56,7 @@ class GraphReads:
         self._nearest(limit)
         rows = self.conn.execute(
             text(
-                f"SELECT {_CHUNK_COLUMNS}, c.dates, c.embedding <=> CAST(:v AS vector) AS distance"
+                f"SELECT {CHUNK_COLUMNS}, c.dates, c.embedding <=> CAST(:v AS vector) AS distance"
                 " FROM chunks c JOIN documents d ON d.id = c.document_id"
                 " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND c.conversation IS NOT NULL"
                 " AND ((c.occurred_at >= :first AND c.occurred_at < CAST(:last AS date) + 1)"
@@ -63,7 +64,7 @@ class GraphReads:
                 "              WHERE (r->>'start')::date <= :last AND (r->>'end')::date >= :first))"
                 " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, "first": first, "last": last},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "first": first, "last": last},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -88,7 +89,7 @@ class GraphReads:
             "   WHERE m[1]::int BETWEEN extract(year FROM CAST(:lo AS timestamptz))"
             "   AND extract(year FROM CAST(:hi AS timestamptz) - interval '1 microsecond')))))"
         )
-        return self._triplets(datasets, vector, where, {"lo": start, "hi": end, "re": _YEAR_RE}, window, limit)
+        return self._triplets(datasets, vector, where, {"lo": start, "hi": end, "re": YEAR_RE}, window, limit)
 
     def fact_intervals(self, edge_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[dict]]:
         """Every validity interval of these edges, stated and computed columns, by edge."""
@@ -148,7 +149,7 @@ class GraphReads:
         return self._triplets(datasets, vector, where, params, window, limit)
 
     def _triplets(self, datasets, vector, where: str, params: dict, window: EdgeWindow, limit: int) -> list[dict]:
-        cond, window_params = _window_sql(window)
+        cond, window_params = window_sql(window)
         rows = self.conn.execute(
             text(
                 "SELECT g.id, g.source_id, g.target_id, g.relationship, g.edge_text, g.properties,"
@@ -159,10 +160,10 @@ class GraphReads:
                 " 1 - (s.embedding <=> CAST(:v AS vector)) AS source_sim,"
                 " 1 - (t.embedding <=> CAST(:v AS vector)) AS target_sim"
                 " FROM edges g JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
-                f" WHERE g.dataset_id = ANY(:ds) AND {_NOT_FACT} AND {where}{cond}"
+                f" WHERE g.dataset_id = ANY(:ds) AND {NOT_FACT} AND {where}{cond}"
                 " ORDER BY edge_sim DESC NULLS LAST, g.id LIMIT :k"
             ),
-            {"v": _vector(vector), "ds": list(datasets), "k": limit, **params, **window_params},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, **params, **window_params},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -233,13 +234,13 @@ class GraphReads:
     def facts_in_chunks(self, datasets: Sequence[uuid.UUID], chunk_ids: Sequence[uuid.UUID],
                         entity_ids: Sequence[uuid.UUID], window: EdgeWindow = EdgeWindow()) -> list[dict]:
         """Visible fact edges read from the chunks that touch the entities."""
-        cond, params = _window_sql(window)
+        cond, params = window_sql(window)
         rows = self.conn.execute(
             text(
                 "SELECT g.id, g.source_id, g.target_id, g.relationship, s.display_name AS source_name,"
                 " t.display_name AS target_name FROM edges g"
                 " JOIN entities s ON s.id = g.source_id JOIN entities t ON t.id = g.target_id"
-                f" WHERE g.dataset_id = ANY(:ds) AND {_NOT_FACT} AND g.provenance && CAST(:c AS uuid[])"
+                f" WHERE g.dataset_id = ANY(:ds) AND {NOT_FACT} AND g.provenance && CAST(:c AS uuid[])"
                 f" AND (g.source_id = ANY(:e) OR g.target_id = ANY(:e)){cond} ORDER BY g.relationship = 'related_to', g.id"
             ),
             {"ds": list(datasets), "c": list(chunk_ids), "e": list(entity_ids), **params},

@@ -3,8 +3,6 @@ temporal window over edges."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEAR
 from engram.pipelines.facts import CONTAINS, CONTRADICTS, NOT_FACTS
@@ -25,20 +23,16 @@ MENTIONS = kind_is(CONTAINS)  # a chunk -> entity edge
 CONFLICT = kind_is(CONTRADICTS)  # a contradiction between two facts
 
 
-_NOT_FACT = facts_only()
+NOT_FACT = facts_only()
 # The one year rule (pipelines/dates.YEAR, a regex Postgres reads too) as a whole word.
-_YEAR_RE = rf"\m({YEAR})\M"
-_CHUNK_COLUMNS = (
+YEAR_RE = rf"\m({YEAR})\M"
+CHUNK_COLUMNS = (
     "c.id, c.text, c.document_id, c.dataset_id, c.chunk_index, c.importance, c.truth_alignment,"
     " c.truth_epoch, c.truth_signature, d.data_item_id, d.title, c.occurred_at, c.speakers"
 )
 
 
-def _vector(v: Sequence[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in v) + "]"
-
-
-def _window_sql(window: EdgeWindow, alias: str = "g", *, exact: bool = True) -> tuple[str, dict]:
+def window_sql(window: EdgeWindow, alias: str = "g", *, exact: bool = True) -> tuple[str, dict]:
     """SQL condition choosing the edges a window admits.
 
     as_of: valid_from <= as_of < valid_to, open ends allowed. An edge with no valid_from that

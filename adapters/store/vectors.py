@@ -21,6 +21,11 @@ from psycopg.pq import Format
 from sqlalchemy import Connection, text
 
 
+def vector_literal(v: Sequence[float]) -> str:
+    """pgvector's text form of one vector, for `CAST(:v AS vector)`."""
+    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+
+
 class VectorArray(bytes):
     """A `vector[]` in Postgres' binary array format (see vector_array)."""
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from engram.cli.app import _fail, app, console, prepare_services
+from engram.cli.app import fail, app, console, prepare_services
 from engram.cli.explorer import create_app
 from engram.cli.mcp_server import Authority
 from engram.tasks.client import EngramClient
@@ -22,9 +22,9 @@ def explorer(
     try:
         authority = Authority.from_file(tokens)
     except ValueError as exc:
-        _fail(str(exc), 'a JSON file of {"<token>": "<user name>"}')
+        fail(str(exc), 'a JSON file of {"<token>": "<user name>"}')
     if not authority.tokens:
-        _fail(f"token map {tokens} is empty", 'add a {"<token>": "<user name>"} entry')
+        fail(f"token map {tokens} is empty", 'add a {"<token>": "<user name>"} entry')
     prepare_services()
     import uvicorn
 

@@ -16,7 +16,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 from engram.models.tables.improve import session_improve_state
 
 
@@ -30,8 +30,8 @@ skills = Table(
     Column("procedure", Text, nullable=False),
     Column("tools", JSONB, nullable=False, server_default="[]"),
     Column("history", JSONB, nullable=False, server_default="[]"),
-    _created(),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    created_column(),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
     UniqueConstraint("dataset_id", "name"),
 )
 
@@ -45,7 +45,7 @@ agent_tools = Table(
     Column("arguments", JSONB, nullable=False, server_default="{}"),
     Column("required", JSONB, nullable=False, server_default="[]"),
     Column("permission", String(16), nullable=False),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )
 
 skill_runs = Table(
@@ -60,8 +60,8 @@ skill_runs = Table(
     Column("score", Float),
     Column("tool_trace", JSONB, nullable=False, server_default="[]"),
     Column("error", Text),
-    _ts("started_at"),
-    _ts("finished_at"),
+    ts_column("started_at"),
+    ts_column("finished_at"),
 )
 
 skill_proposals = Table(
@@ -76,8 +76,8 @@ skill_proposals = Table(
     Column("rationale", Text, nullable=False, server_default=""),
     Column("confidence", Float, nullable=False),
     Column("run_ids", JSONB, nullable=False, server_default="[]"),
-    _created(),
-    _ts("applied_at"),
+    created_column(),
+    ts_column("applied_at"),
 )
 
 agent_traces = Table(
@@ -91,7 +91,7 @@ agent_traces = Table(
     Column("inputs", Text, nullable=False),
     Column("result", Text),
     Column("error", Text),
-    _created(),
+    created_column(),
     # Migration 0017: the memory the call was shown, and the order of arrival (watermarks are
     # "seq <= N", as for session entries).
     Column("memory", Text),

@@ -12,9 +12,9 @@ from sqlalchemy import (
 metadata = MetaData()
 
 
-def _ts(name: str, **kw) -> Column:
+def ts_column(name: str, **kw) -> Column:
     return Column(name, DateTime(timezone=True), **kw)
 
 
-def _created() -> Column:
-    return _ts("created_at", nullable=False, server_default=func.now())
+def created_column() -> Column:
+    return ts_column("created_at", nullable=False, server_default=func.now())

@@ -15,7 +15,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 
 
 capture_objects = Table(
@@ -37,8 +37,8 @@ capture_objects = Table(
     Column("staleness", Float, nullable=False, server_default="0"),
     Column("captured_by", String(64), nullable=False, server_default=""),
     Column("run_id", UUID(as_uuid=True)),
-    _created(),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    created_column(),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )
 
 capture_requests = Table(
@@ -46,5 +46,5 @@ capture_requests = Table(
     metadata,
     Column("object_id", UUID(as_uuid=True), ForeignKey("capture_objects.id", ondelete="CASCADE"), primary_key=True),
     Column("request", JSONB, nullable=False),
-    _created(),
+    created_column(),
 )

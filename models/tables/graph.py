@@ -20,7 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 
 
 engram_meta = Table(
@@ -35,7 +35,7 @@ users = Table(
     metadata,
     Column("id", UUID(as_uuid=True), primary_key=True),
     Column("name", String(200), nullable=False, unique=True),
-    _created(),
+    created_column(),
 )
 
 datasets = Table(
@@ -45,7 +45,7 @@ datasets = Table(
     Column("name", String(200), nullable=False),
     Column("owner_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
     Column("settings", JSONB, nullable=False, server_default="{}"),
-    _created(),
+    created_column(),
     UniqueConstraint("owner_id", "name", name="uq_datasets_owner_name"),
 )
 
@@ -56,7 +56,7 @@ dataset_grants = Table(
     # principal is "user:<uuid>" or "role:<name>"
     Column("principal", String(240), primary_key=True),
     Column("permission", String(16), primary_key=True),  # read | write | delete | share
-    _created(),
+    created_column(),
 )
 
 data_items = Table(
@@ -71,7 +71,7 @@ data_items = Table(
     Column("content", Text, nullable=False),
     Column("node_sets", ARRAY(Text), nullable=False, server_default="{}"),
     Column("importance", Float, nullable=False, server_default="0.5"),
-    _created(),
+    created_column(),
     UniqueConstraint("dataset_id", "content_hash", name="uq_data_items_dataset_hash"),
 )
 
@@ -83,7 +83,7 @@ documents = Table(
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
     Column("doc_type", String(32), nullable=False),
     Column("title", Text),
-    _created(),
+    created_column(),
 )
 
 chunks = Table(
@@ -105,10 +105,10 @@ chunks = Table(
     Column("feedback_weight", Float, nullable=False, server_default="0.5"),
     Column("lex_length", Integer),  # BM25 document length in terms (migration 0004)
     Column("years", ARRAY(Integer)),  # years the text names, GIN-indexed for TEMPORAL
-    _created(),
+    created_column(),
     # A conversation's chunk (migration 0014; NULL otherwise): its session's time, who speaks in
     # it, the relative phrases' absolute dates [{phrase, start, end, turn}], turns and participants.
-    _ts("occurred_at"),
+    ts_column("occurred_at"),
     Column("speakers", ARRAY(Text)),
     Column("dates", JSONB(none_as_null=True)),
     Column("conversation", JSONB(none_as_null=True)),
@@ -149,7 +149,7 @@ entity_types = Table(
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
     Column("name", Text, nullable=False),
     Column("embedding", Vector()),
-    _created(),
+    created_column(),
 )
 
 entities = Table(
@@ -162,7 +162,7 @@ entities = Table(
     Column("type_id", UUID(as_uuid=True), ForeignKey("entity_types.id", ondelete="SET NULL")),
     Column("description", Text, nullable=False, server_default=""),
     Column("embedding", Vector()),
-    _created(),
+    created_column(),
 )
 
 edges = Table(
@@ -179,10 +179,10 @@ edges = Table(
     Column("embedding", Vector()),
     Column("provenance", ARRAY(UUID(as_uuid=True)), nullable=False, server_default="{}"),
     Column("feedback_weight", Float, nullable=False, server_default="0.5"),
-    _created(),
-    _ts("updated_at", nullable=False, server_default=func.now()),
-    _ts("valid_from"),
-    _ts("valid_to"),
+    created_column(),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
+    ts_column("valid_from"),
+    ts_column("valid_to"),
     Column("superseded", Boolean, nullable=False, server_default="false"),
     Column("superseded_by", UUID(as_uuid=True)),
     Column("supersession_reason", Text),
@@ -199,17 +199,17 @@ edge_intervals = Table(
     Column("edge_id", UUID(as_uuid=True), ForeignKey("edges.id", ondelete="CASCADE"), nullable=False),
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
     Column("chunk_id", UUID(as_uuid=True), ForeignKey("chunks.id", ondelete="CASCADE")),
-    _ts("valid_from"),
+    ts_column("valid_from"),
     Column("valid_from_precision", String(5)),
-    _ts("valid_to"),
+    ts_column("valid_to"),
     Column("valid_to_precision", String(5)),
     Column("ended", Boolean, nullable=False, server_default="false"),
-    _ts("asserted_at"),
+    ts_column("asserted_at"),
     Column("asserted_precision", String(5)),
-    _created(),
+    created_column(),
     Column("functional", Boolean, nullable=False, server_default="false"),
-    _ts("starts_at"),
-    _ts("ends_at"),
+    ts_column("starts_at"),
+    ts_column("ends_at"),
     Column("superseded_by", UUID(as_uuid=True)),
 )
 
@@ -221,5 +221,5 @@ summaries = Table(
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
     Column("text", Text, nullable=False),
     Column("embedding", Vector()),
-    _created(),
+    created_column(),
 )

@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 
 
 session_entries = Table(
@@ -38,7 +38,7 @@ session_entries = Table(
     Column("source_edge_ids", ARRAY(UUID(as_uuid=True)), nullable=False, server_default="{}"),
     # Monotonic order of arrival: watermarks are "seq <= N", never timestamps.
     Column("seq", BigInteger, nullable=False, server_default=FetchedValue()),
-    _created(),
+    created_column(),
 )
 
 # ------------------------------------------------------------------ improve (migration 0003)
@@ -46,9 +46,9 @@ session_entries = Table(
 # Feedback already folded into chunk/edge feedback weights by the feedback_weights stage.
 session_entries.append_column(Column("feedback_applied_helpful", Integer, nullable=False, server_default="0"))
 session_entries.append_column(Column("feedback_applied_harmful", Integer, nullable=False, server_default="0"))
-session_entries.append_column(_ts("feedback_at"))
+session_entries.append_column(ts_column("feedback_at"))
 # The entry's own time and the absolute dates of its relative phrases (migration 0014).
-session_entries.append_column(_ts("occurred_at"))
+session_entries.append_column(ts_column("occurred_at"))
 session_entries.append_column(Column("dates", JSONB(none_as_null=True)))
 
 session_improve_state = Table(
@@ -59,22 +59,22 @@ session_improve_state = Table(
     Column("user_id", UUID(as_uuid=True), ForeignKey("users.id", ondelete="SET NULL")),
     Column("watermark_seq", BigInteger, nullable=False, server_default="0"),
     Column("entries_since_improve", Integer, nullable=False, server_default="0"),
-    _ts("last_improve_at"),
+    ts_column("last_improve_at"),
     Column("auto_requests", Integer, nullable=False, server_default="0"),
-    _ts("rerun_requested_at"),
+    ts_column("rerun_requested_at"),
     Column("declined_reason", Text),
-    _ts("declined_at"),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    ts_column("declined_at"),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )
 
 dataset_improve_state = Table(
     "dataset_improve_state",
     metadata,
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), primary_key=True),
-    _ts("triplet_watermark"),
-    _ts("rerun_requested_at"),
-    _ts("last_improve_at"),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    ts_column("triplet_watermark"),
+    ts_column("rerun_requested_at"),
+    ts_column("last_improve_at"),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )
 
 improve_fences = Table(
@@ -82,7 +82,7 @@ improve_fences = Table(
     metadata,
     Column("scope", String(300), primary_key=True),
     Column("fence", BigInteger, nullable=False),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )
 
 improve_claims = Table(
@@ -97,10 +97,10 @@ improve_claims = Table(
     Column("trigger", String(16), nullable=False),
     Column("status", String(16), nullable=False),  # held | released | lost | abandoned
     Column("passes", Integer, nullable=False, server_default="0"),
-    _ts("claimed_at", nullable=False, server_default=func.clock_timestamp()),
-    _ts("renewed_at", nullable=False, server_default=func.clock_timestamp()),
-    _ts("released_at"),
-    _ts("lost_at"),
+    ts_column("claimed_at", nullable=False, server_default=func.clock_timestamp()),
+    ts_column("renewed_at", nullable=False, server_default=func.clock_timestamp()),
+    ts_column("released_at"),
+    ts_column("lost_at"),
     Column("note", Text),
 )
 
@@ -111,5 +111,5 @@ triplet_embeddings = Table(
     Column("dataset_id", UUID(as_uuid=True), ForeignKey("datasets.id", ondelete="CASCADE"), nullable=False),
     Column("text", Text, nullable=False),
     Column("embedding", Vector()),
-    _ts("updated_at", nullable=False, server_default=func.now()),
+    ts_column("updated_at", nullable=False, server_default=func.now()),
 )

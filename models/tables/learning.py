@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 from engram.models.tables.improve import session_improve_state
 
 
@@ -37,7 +37,7 @@ lessons = Table(
     Column("data_item_id", UUID(as_uuid=True), ForeignKey("data_items.id", ondelete="CASCADE")),
     Column("improve_run_id", UUID(as_uuid=True)),
     Column("embedding", Vector()),
-    _created(),
+    created_column(),
 )
 
 lesson_decisions = Table(
@@ -55,7 +55,7 @@ lesson_decisions = Table(
     Column("why_learned", Text, nullable=False, server_default=""),
     Column("lesson_id", UUID(as_uuid=True)),
     Column("error", Text),
-    _created(),
+    created_column(),
 )
 
 user_preferences = Table(
@@ -67,7 +67,7 @@ user_preferences = Table(
     Column("session_id", String(200), nullable=False),
     Column("statement", Text, nullable=False),
     Column("entry_id", UUID(as_uuid=True)),
-    _created(),
+    created_column(),
 )
 
 truth_bases = Table(
@@ -77,7 +77,7 @@ truth_bases = Table(
     Column("epoch", Integer, nullable=False),
     Column("signature", String(64), nullable=False),
     Column("learnings", Integer, nullable=False),
-    _ts("built_at", nullable=False, server_default=func.now()),
+    ts_column("built_at", nullable=False, server_default=func.now()),
 )
 
 truth_centroids = Table(

@@ -15,7 +15,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 
-from engram.models.tables.base import _created, _ts, metadata
+from engram.models.tables.base import created_column, ts_column, metadata
 
 
 pipeline_runs = Table(
@@ -33,10 +33,10 @@ pipeline_runs = Table(
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("llm_calls", Integer, nullable=False, server_default="0"),
     Column("tokens", Integer, nullable=False, server_default="0"),
-    _created(),
-    _ts("started_at"),
-    _ts("finished_at"),
-    _ts("heartbeat_at"),
+    created_column(),
+    ts_column("started_at"),
+    ts_column("finished_at"),
+    ts_column("heartbeat_at"),
     # An improve run: the claim it runs under (one pass of it), its sessions, fencing number,
     # trigger, the pending-work snapshot it took and its budget.
     Column("claim_id", UUID(as_uuid=True), ForeignKey("improve_claims.id", ondelete="CASCADE")),
@@ -66,6 +66,6 @@ stage_runs = Table(
     Column("llm_calls", Integer, nullable=False, server_default="0"),
     Column("prompt_tokens", Integer, nullable=False, server_default="0"),
     Column("completion_tokens", Integer, nullable=False, server_default="0"),
-    _ts("started_at"),
-    _ts("finished_at"),
+    ts_column("started_at"),
+    ts_column("finished_at"),
 )

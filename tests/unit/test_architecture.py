@@ -157,3 +157,65 @@ def test_the_import_scan_sees_imports_in_nested_functions_only(tmp_path):
     found = function_imports([probe])
     assert found == ["torch", "engram.settings", "json"]
     assert [m for m in found if not _lazy_by_design(m)] == ["engram.settings", "json"]
+
+
+# ------------------------------------------------------------------ private names stay home
+
+def _module_name(path: Path) -> str:
+    parts = ["engram", *path.relative_to(ROOT).with_suffix("").parts] if path.is_relative_to(ROOT) else [path.stem]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_from(node: ast.ImportFrom, module: str, package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")[: len(module.split(".")) - node.level + package]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(modules: list[Path]) -> list[str]:
+    """`path:line module.name` for each private name one engram module takes from another:
+    `from engram.x import _y`, or `x._y` where `x` names an imported engram module or object."""
+    found = []
+    for path in modules:
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+        here = _module_name(path)
+        tree = ast.parse(path.read_text(), str(path))
+        imported: dict[str, str] = {}  # local name -> the engram module or object it stands for
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = _imported_from(node, here, path.name == "__init__.py")
+                if not source.startswith("engram") or source == here:
+                    continue
+                for alias in node.names:
+                    if _private(alias.name):
+                        found.append(f"{rel}:{node.lineno} {source}.{alias.name}")
+                    imported[alias.asname or alias.name] = f"{source}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("engram."):
+                        imported[alias.asname or alias.name.split(".")[0]] = alias.asname and alias.name or "engram"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                base = node.value
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in imported:
+                    found.append(f"{rel}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_product_module_takes_a_private_name_from_another():
+    assert private_imports(_product_modules()) == []
+
+
+def test_the_private_scan_sees_a_from_import_and_an_attribute_read(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from engram.cli.app import _fail, console\nfrom engram.pipelines import facts\n"
+                     "from os import _exit\n\n\ndef _own():\n    return facts._kinds, facts.NOT_FACTS, console._file\n")
+    assert private_imports([probe]) == ["probe.py:1 engram.cli.app._fail", "probe.py:7 facts._kinds",
+                                        "probe.py:7 console._file"]

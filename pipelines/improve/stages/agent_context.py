@@ -48,7 +48,7 @@ def stated(text: str | None) -> list[str]:
     out: dict[str, str] = {}
     for sentence in _SENTENCE.split(text or ""):
         sentence = re.sub(r"\s+", " ", sentence).strip()
-        if sentence and (preferences._CUES.search(sentence) or _FACT.search(sentence)):
+        if sentence and (preferences.PREFERENCE_CUES.search(sentence) or _FACT.search(sentence)):
             out.setdefault(statement_key(sentence), sentence[:MAX_CHARS])
     return list(out.values())
 

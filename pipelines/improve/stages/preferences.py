@@ -20,7 +20,7 @@ from engram.pipelines.ids import preference_id, preference_key
 NODE_SET = "user_preferences"
 MAX_CHARS = 300
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_CUES = re.compile(
+PREFERENCE_CUES = re.compile(
     r"\b(i|we)\s+(really\s+)?(prefer|like|love|want|need|hate|dislike|always|never|usually|don'?t\s+like|do\s+not\s+like"
     r"|would\s+rather)\b"
     r"|\bplease\s+(always|never|use|avoid|keep|reply|answer|write|call|send|don'?t)\b"
@@ -34,7 +34,7 @@ def statements(text: str | None) -> list[str]:
     out: dict[str, str] = {}
     for sentence in _SENTENCE.split(text or ""):
         sentence = re.sub(r"\s+", " ", sentence).strip()
-        if sentence and _CUES.search(sentence):
+        if sentence and PREFERENCE_CUES.search(sentence):
             out.setdefault(preference_key(sentence), sentence[:MAX_CHARS])
     return list(out.values())
 
