@@ -80,10 +80,6 @@ class Stage:
     retry_transient: bool = True  # transient errors (LLM, database, broker) are retried with backoff
     uses_budget: bool = False  # an exhausted run budget skips it
     include: Callable[[dict], bool] | None = None  # in a new run only when this holds for its options
-    # improve's policy (SPEC 6.1)
-    opt_in: bool = False  # off unless enabled in settings
-    needs_sessions: bool = False  # nothing to do without session ids
-    available: bool = True  # False: declared, recorded "not_available" until its body exists
 
     @property
     def task(self) -> str:
@@ -100,7 +96,7 @@ class Stage:
     @property
     def accepted(self) -> bool:
         """Recorded by the accepting task itself (remember's add, capture's admit): no task runs it."""
-        return self.compute is None and self.available
+        return self.compute is None
 
 
 @dataclass(frozen=True)

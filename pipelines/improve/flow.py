@@ -1,26 +1,43 @@
 """The improve flow (SPEC 6.1), declared once: its stages in the reference's order, each with
-its policy (fatal, opt-in, needs sessions, available) and its functions in stages/. The claim,
-fence and budget are the runner's (tasks/engine.py); pipelines/improve/registry.py decides
-which stages run.
+its functions in stages/ and its ImprovePolicy (opt-in, needs sessions, available), which only
+improve has. The claim, fence and budget are the runner's (tasks/engine.py);
+pipelines/improve/registry.py decides which stages run.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from engram.pipelines.flow import FATAL, OPTIONAL, Flow, Stage
+from engram.pipelines.flow import FATAL, OPTIONAL, Flow, Stage, StageSkipped
 from engram.pipelines.improve.distill import MIN_CONFIDENCE
 from engram.pipelines.improve.stages import (agent_context, agent_traces, distillation, feedback, global_context,
                                              preferences, qa, triplets, truth_stage)
 
 
+@dataclass(frozen=True)
+class ImprovePolicy:
+    """Whether an improve stage runs, beyond what every flow's stage declares (pipelines/flow.py)."""
+
+    opt_in: bool = False  # off unless enabled in settings
+    needs_sessions: bool = True  # nothing to do without session ids
+    available: bool = True  # False: declared, recorded "not_available" until its body exists
+
+
+POLICY: dict[str, ImprovePolicy] = {}  # stage name -> its policy, filled by the declarations below
+
+
+def _not_built(inputs, ctx):
+    raise StageSkipped("stage body not available in this version")  # not reached: decided not_available first
+
+
 def _improve(name: str, module: Any = None, *, failure: str = OPTIONAL, **policy) -> Stage:
     names = ("load", "compute", "publish", "persist", "gate")
-    functions = {f: getattr(module, f, None) for f in names} if module else {}
-    return Stage(name, "maintenance", "improve", failure=failure, uses_budget=True,
-                 needs_sessions=policy.pop("needs_sessions", True), available=module is not None, **functions,
-                 **policy)
+    functions = {f: getattr(module, f, None) for f in names} if module else {"compute": _not_built}
+    POLICY[name] = ImprovePolicy(available=module is not None, **policy)
+    return Stage(name, "maintenance", "improve", failure=failure, uses_budget=True, **functions)
 
 
 FEEDBACK_WEIGHTS = _improve("feedback_weights", feedback)
@@ -39,10 +56,17 @@ IMPROVE = Flow("improve", (
 ), runs="improve")
 
 
-def enabled(stage: Stage, settings) -> bool:
-    from engram.pipelines.improve.registry import enabled as _enabled
+def switched_on(stage: Stage, disabled: Iterable[str], opt_in: Iterable[str]) -> bool:
+    """A fatal stage always runs; another unless disabled, an opt-in one only when opted in."""
+    if stage.fatal:
+        return True
+    if stage.name in set(disabled):
+        return False
+    return not POLICY[stage.name].opt_in or stage.name in set(opt_in)
 
-    return _enabled(stage, settings.improve_disabled, settings.improve_opt_in)
+
+def enabled(stage: Stage, settings) -> bool:
+    return switched_on(stage, settings.improve_disabled, settings.improve_opt_in)
 
 
 def pending_work(uow, dataset_id: uuid.UUID, session_ids: list[str], settings, *, generates: bool,

@@ -1,5 +1,5 @@
-"""Which improve stages run (SPEC 6.1). Pure: no Celery, no store. The stages and their policy
-are declared in pipelines/improve/flow.py.
+"""Which improve stages run (SPEC 6.1). Pure: no Celery, no store. The stages and their
+ImprovePolicy are declared in pipelines/improve/flow.py.
 
 Every stage of a run is decided here in one order: an earlier fatal failure aborts the rest,
 an exhausted budget skips the rest, then the gates disabled_by_config → no_session_ids →
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engram.pipelines.flow import Stage
-from engram.pipelines.improve.flow import IMPROVE
+from engram.pipelines.improve.flow import IMPROVE, POLICY, switched_on
 
 STAGES: tuple[Stage, ...] = IMPROVE.stages  # declared in pipelines/improve/flow.py
 BY_NAME = {s.name: s for s in STAGES}
@@ -37,14 +37,6 @@ def check_config(disabled: Iterable[str], opt_in: Iterable[str]) -> None:
     for name in disabled:
         if BY_NAME[name].fatal:
             raise UnknownStage(f"improve stage {name!r} is fatal and cannot be disabled")
-
-
-def enabled(spec: Stage, disabled: Iterable[str], opt_in: Iterable[str]) -> bool:
-    if spec.fatal:
-        return True
-    if spec.name in set(disabled):
-        return False
-    return not spec.opt_in or spec.name in set(opt_in)
 
 
 @dataclass(frozen=True)
@@ -82,11 +74,12 @@ def decide(
         return Decision("skipped", f"aborted: fatal stage {aborted_by} failed")
     if spec.uses_budget and budget.exhausted(llm_calls, tokens):
         return Decision("skipped", "budget_exhausted")
-    if not enabled(spec, disabled, opt_in):
+    policy = POLICY[spec.name]
+    if not switched_on(spec, disabled, opt_in):
         return Decision("skipped", "disabled_by_config")
-    if spec.needs_sessions and not list(session_ids):
+    if policy.needs_sessions and not list(session_ids):
         return Decision("skipped", "no_session_ids")
-    if not spec.available:
+    if not policy.available:
         return Decision("not_available", "stage body not available in this version")
     return None
 

@@ -4,14 +4,16 @@ weights, debounce, admission (fail-open), the QA and triplet renderings."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from engram.pipelines.flow import Stage
 from engram.pipelines.improve import registry
 from engram.pipelines.improve.admission import admit
 from engram.pipelines.improve.debounce import is_due
+from engram.pipelines.improve.flow import POLICY
 from engram.pipelines.improve.registry import BY_NAME, Budget, Decision, decide
 from engram.pipelines.facts import fact_text
 from engram.pipelines.improve.stages import feedback, qa
@@ -31,13 +33,22 @@ def test_registry_has_the_reference_order_and_one_fatal_stage():
     assert [s.name for s in registry.STAGES if s.fatal] == ["persist_session_qa"]
 
 
-def test_gate_order_disabled_then_no_session_ids_then_not_available():
+def test_every_improve_stage_has_a_policy_and_a_stage_declares_none():
+    assert list(POLICY) == registry.stage_names()
+    assert not {"opt_in", "needs_sessions", "available"} & {f.name for f in fields(Stage)}
+    assert [n for n, p in POLICY.items() if p.opt_in] == [
+        "update_user_preferences", "build_truth_subspace", "triplet_enrichment", "global_context_index"]
+    assert [n for n, p in POLICY.items() if not p.needs_sessions] == [
+        "build_truth_subspace", "triplet_enrichment", "global_context_index"]
+
+
+def test_gate_order_disabled_then_no_session_ids_then_not_available(monkeypatch):
     assert _decide("distill_sessions", disabled=["distill_sessions"], session_ids=[]) == Decision(
         "skipped", "disabled_by_config")
     assert _decide("distill_sessions", session_ids=[]) == Decision("skipped", "no_session_ids")
-    unbuilt = replace(BY_NAME["persist_agent_traces"], available=False)
-    assert decide(unbuilt, aborted_by=None, budget=Budget(), llm_calls=0, tokens=0, disabled=[], opt_in=[],
-                  session_ids=["s"]).status == "not_available"
+    with monkeypatch.context() as m:
+        m.setitem(POLICY, "persist_agent_traces", replace(POLICY["persist_agent_traces"], available=False))
+        assert _decide("persist_agent_traces").status == "not_available"
     assert _decide("persist_agent_traces") is None and _decide("extract_agent_context") is None  # built
     assert _decide("distill_sessions") is None  # built: its own gate decides next
     assert _decide("feedback_weights") is None  # its own gate decides next
