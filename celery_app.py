@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from kombu import Exchange, Queue
 
+from engram.adapters import embed, tracing
 from engram.adapters.broker import publish_retry_policy
 from engram.adapters.services import resolve_redis
 from engram.settings import get_settings
 from engram.pipelines.flow import all_stages
 from engram.pipelines.flows import FLOWS
 from engram.pipelines.improve.registry import UnknownStage, check_config as check_improve
+from engram.beat_schedule import beat_schedule
 
 TASK_MODULES = [
     "engram.tasks.cognify",
@@ -118,11 +121,9 @@ def check_config(s) -> None:
     except UnknownStage as exc:
         raise ValueError(f"ENGRAM_IMPROVE_DISABLED_STAGES / ENGRAM_IMPROVE_OPT_IN_STAGES: {exc}") from None
     if s.embedding_model.startswith("local:"):
-        from engram.adapters.embed import EmbedderError, local_model
-
         try:
-            local_model(s.embedding_model.removeprefix("local:"))
-        except EmbedderError as exc:
+            embed.local_model(s.embedding_model.removeprefix("local:"))
+        except embed.EmbedderError as exc:
             raise ValueError(str(exc)) from None
 
 
@@ -178,8 +179,6 @@ def create_app() -> Celery:
         timezone="UTC",
         enable_utc=True,
     )
-    from engram.beat_schedule import beat_schedule
-
     app.conf.beat_schedule = beat_schedule(s)
     # Exactly one beat schedules: the others hold off while it owns a Redis lock.
     app.conf.beat_scheduler = "engram.adapters.beat:SingleBeatScheduler"
@@ -202,16 +201,12 @@ def _fresh_connections_after_fork(**_kwargs) -> None:
 
     dispose_engine()
     reset_redis()
-    from engram.adapters.embed import after_fork
-
-    after_fork()
+    embed.after_fork()
 
 
 @worker_init.connect
 def _traces(**_kwargs) -> None:
     # Off unless ENGRAM_OTLP_ENDPOINT is set; a pool forked after this keeps it (adapters/tracing).
-    from engram.adapters import tracing
-
     tracing.configure(get_settings())
 
 
@@ -219,8 +214,6 @@ def _traces(**_kwargs) -> None:
 def _preload_embedder(sender=None, **_kwargs) -> None:
     # Load the local model once in the worker's main process, before the pool forks: the pool
     # processes share its pages copy-on-write and the first task pays no model load.
-    from engram.adapters import embed
-
     settings = get_settings()
     consumed = set(getattr(sender.app.amqp.queues, "consume_from", None) or settings.queues)
     if not (settings.embed_preload and settings.embedding_model.startswith("local:")
@@ -233,8 +226,6 @@ def _preload_embedder(sender=None, **_kwargs) -> None:
     embedder = embed.get_embedder(settings)
     embedder.preload()
     if forks:  # the pool's collections must not write to (and so copy) what it shares with us
-        import gc
-
         gc.collect()
         gc.freeze()
     if not forks and settings.queue_embed in consumed:  # threads/solo: batches here, on every core it owns

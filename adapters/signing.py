@@ -11,6 +11,7 @@ import hmac
 import json
 import os
 import secrets
+import time
 from typing import Any
 
 from celery.app.amqp import AMQP
@@ -48,8 +49,6 @@ def signing_key(settings) -> bytes:
             key = path.read_bytes().strip()
             if key:
                 break
-            import time
-
             time.sleep(0.02)
     _keys[cache] = key
     return key

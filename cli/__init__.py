@@ -6,9 +6,11 @@ cli/operations.py, cli/memory.py, cli/improve.py, cli/capture.py, cli/manage.py,
 
 from __future__ import annotations
 
+import gc
 import sys
 
-from engram.cli.app import Options, app
+from engram.cli.app import Options, app, print_error
+from engram.cli.errors import explain
 
 # Importing a command module registers its commands; `engram --help` lists them in this order.
 from engram.cli import operations  # noqa: F401, E402, I001
@@ -28,16 +30,11 @@ def main() -> None:
     except Exception as exc:  # one line with the fix, never a traceback (unless --debug)
         if Options.debug:
             raise
-        from engram.cli.app import print_error
-        from engram.cli.errors import explain
-
         print_error(*explain(exc))
         sys.exit(1)
     finally:
         # Celery result handles left in reference cycles unsubscribe from Redis when collected;
         # collect them now, not during interpreter shutdown when imports no longer work.
-        import gc
-
         gc.collect()
 
 

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from engram.adapters.services import ServiceError, resolve
 from engram.adapters.store import migrate as migrations
+from engram.cli import doctor
+from engram.cli.errors import CommandError, task_fix
 from engram.settings import get_settings
 
 warnings.filterwarnings("ignore", module="platformdirs")
@@ -38,14 +40,6 @@ def _root(debug: bool = typer.Option(False, "--debug", help="on an error, show t
     Options.debug = debug
 
 
-class CommandError(Exception):
-    """A command's refusal: the message and the fix, printed as one line."""
-
-    def __init__(self, message: str, fix: str = ""):
-        super().__init__(message)
-        self.fix = fix
-
-
 def print_error(message: str, fix: str = "") -> None:
     line = f"[red]error:[/red] {escape(' '.join(message.split()))}"
     if fix:
@@ -63,8 +57,6 @@ def fail(message: str, fix: str) -> None:
 
 def task_failed(exc: Exception) -> None:
     """Stop the command on a public task's refusal, with the fix for it."""
-    from engram.cli.errors import task_fix
-
     fail(str(exc), task_fix(exc, str(exc)))
 
 
@@ -85,8 +77,6 @@ def prepare_services(migrate: bool = True):
 def preflight(*, skip: tuple[str, ...] = (), only: tuple[str, ...] = ()) -> None:
     """Doctor's checks before a command that needs them (db upgrade, worker): the first failing
     one stops the command with doctor's fix, instead of a traceback further on."""
-    from engram.cli.doctor import run_checks
-
-    for check in run_checks(skip=skip, only=only):
+    for check in doctor.run_checks(skip=skip, only=only):
         if not check.ok:
             fail(f"{check.name}: {check.detail}", check.fix)

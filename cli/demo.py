@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from engram.models.search import SearchType
 from engram.adapters.services import embedded_to_start, stop_embedded
+from engram.cli.app import prepare_services
 from engram.cli.progress import follow_runs, render_recall
 from engram.settings import get_settings
 from engram.tasks.client import EngramClient, RunHandle
@@ -99,8 +100,6 @@ def settle_demo(client, dataset: str = "demo", user: str = "default") -> list:
 
 
 def run_demo(console: Console, corpus: Path | None) -> int:
-    from engram.cli.app import prepare_services
-
     corpus = corpus or DEMO_CORPUS
     settings = get_settings()
 

@@ -10,6 +10,14 @@ import re
 DOCTOR = "engram doctor checks the services and prints a fix for each"
 
 
+class CommandError(Exception):
+    """A command's refusal: the message and the fix, printed as one line."""
+
+    def __init__(self, message: str, fix: str = ""):
+        super().__init__(message)
+        self.fix = fix
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
@@ -26,8 +34,6 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def explain(exc: BaseException) -> tuple[str, str]:
     """(message, fix) for an exception no command handled itself."""
-    from engram.cli.app import CommandError
-
     if isinstance(exc, CommandError):
         return str(exc), exc.fix
     names = {type(e).__name__ for e in _chain(exc)}

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
+import urllib.request
 
 import typer
 from rich.table import Table
 
 from engram.cli.app import fail, app, console, db_app, preflight, prepare_services, print_error, services_app
+from engram.adapters.redis_client import get_redis
 from engram.adapters.services import is_embedded_redis, stop_embedded_postgres, stop_embedded_redis
 from engram.adapters.store import migrate as migrations
 from engram.adapters.store.engine import check_dimension, get_engine
@@ -42,8 +45,6 @@ def health(
 ) -> None:
     """Container healthcheck: exit 0 when this host's service answers, else 1 with the reason."""
     if role == "flower":
-        import urllib.request
-
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/healthcheck", timeout=5).read()
         except OSError as exc:
@@ -61,7 +62,6 @@ def health(
                   "start one on this host: engram worker")
     elif role == "beat":
         from engram.adapters.beat import LOCK_KEY
-        from engram.adapters.redis_client import get_redis
 
         if not get_redis().exists(LOCK_KEY):  # a standby beat is healthy while another holds the lock
             fail("no beat holds the scheduling lock", "start one: engram beat")
@@ -128,8 +128,6 @@ def _check_fleet(settings) -> None:
         except Exception as exc:  # noqa: BLE001 - a check that cannot ask does not stop the worker
             print(f"warning: could not compare with the running workers: {exc}", flush=True)
         finally:
-            import sys
-
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)

