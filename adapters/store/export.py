@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from engram.adapters.store.access import AccessRepository
+from engram.adapters.store.runs import RunRepository
 from engram.models import tables as T
 from engram.pipelines.errors import BadInput
 from engram.pipelines.export import TABLES, ExportFormatError, header
@@ -208,6 +209,9 @@ class ExportRepository:
             groups.setdefault(tuple(sorted(row)), []).append(row)
         try:
             for group in groups.values():
+                if table in ("pipeline_runs", "stage_runs"):
+                    RunRepository(self.conn).restore(table, group)  # run rows have one writer
+                    continue
                 statement = pg_insert(t).on_conflict_do_nothing() if table in ("users", "dataset_grants") else insert(t)
                 self.conn.execute(statement, group)
         except (DBAPIError, StatementError) as exc:

@@ -1,6 +1,6 @@
-"""What forget does to run rows: RunRepository's part that removes a forgotten item's traces
-(tombstones, scrubbed references, a dataset's improve history). A mixin of RunRepository, so run
-rows keep one writer."""
+"""Run rows at a dataset's ends of life: RunRepository's part that removes a forgotten item's
+traces (tombstones, scrubbed references, a dataset's improve history) and restores an exported
+dataset's history on import. A mixin of RunRepository, so run rows keep one writer."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, case, func, text, update
+from sqlalchemy import Connection, case, func, insert, text, update
 
 from engram.models.tables import pipeline_runs, stage_runs
 
 
 class RunForgetting:
     conn: Connection
+
+    def restore(self, table: str, rows: Sequence[dict[str, Any]]) -> None:
+        """An imported dataset's run history, rows as the export wrote them (checked by the caller)."""
+        self.conn.execute(insert({"pipeline_runs": pipeline_runs, "stage_runs": stage_runs}[table]), list(rows))
 
     def tombstone(self, run_ids: Sequence[uuid.UUID]) -> int:
         """Forgotten runs stay (their ids answer status) but hold nothing of their item."""
