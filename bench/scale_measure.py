@@ -156,7 +156,10 @@ def estimate(figures: dict, target: int, target_sample: int = 20_000) -> dict:
     maintenance_work_mem, postings past shared buffers)."""
     phases, n, sample = figures["deployment"]["phases"], figures["chunks"], figures["real_sample"]
     factor = {"generate_sample": target_sample / sample, "embed_sample": target_sample / sample,
-              "nearest_distances": 1.0, "hnsw_build": target / n * math.log(target) / math.log(n)}
+              "nearest_distances": 1.0, "hnsw_build": target / n * math.log(target) / math.log(n),
+              # every dataset of the 1M split is past the threshold: all its chunks get an own index
+              "own_indexes": target / max(1, figures.get("own_indexes", {}).get("chunks_indexed", n))
+              * math.log(target) / math.log(n)}
     seconds = {p: s * factor.get(p, target / n) for p, s in phases.items()}
     return {"chunks": target, "real_sample": target_sample, "from_chunks": n, "from_real_sample": sample,
             "seconds": {p: round(s) for p, s in seconds.items()}, "hours": round(sum(seconds.values()) / 3600, 2),
@@ -171,6 +174,10 @@ def report(f: dict) -> None:
     print("  build phases (s): " + ", ".join(f"{p} {v}" for p, v in d["phases"].items()))
     if "real_nn_cosine_distance" in d:
         print(f"  real sample's nearest-neighbour cosine distance (synthetic offsets): {d['real_nn_cosine_distance']}")
+    if "own_indexes" in f:
+        o = f["own_indexes"]
+        print(f"  own vector indexes (datasets past {o['rows']:,} rows): {o['datasets_indexed']} datasets,"
+              f" {o['chunks_indexed']:,} chunks; this run built {len(o['built'])} in {o['seconds']} s")
     print(f"  Postgres bytes per chunk ({s['chunks']:,} chunks in the database):")
     for relation, per in s["bytes_per_chunk"].items():
         print(f"    {relation:<48} {per:10.1f} B/chunk  {s['bytes'][relation] / 2**20:9.1f} MiB")
