@@ -9,6 +9,8 @@ hex>` (its id written as a literal: the planner uses a partial index only for a 
 sees, in a generic plan too) and one exact scan (btree on dataset_id, then distances) of the
 filter's other datasets, re-sorted by distance. A maintenance sweep builds the indexes (CREATE
 INDEX CONCURRENTLY) once a dataset passes OWN_INDEX_ROWS rows in a table; forget drops them.
+A filter over many datasets with their own index (MAX_GRAPHS) reads the shared index instead:
+one graph walk, not one per dataset.
 Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULTS.md "Scale".
 """
 
@@ -23,11 +25,13 @@ from sqlalchemy import Connection, Engine, text
 
 # The vector tables recall reads under a dataset filter (each has a btree leading on dataset_id).
 VECTOR_TABLES = ("chunks", "chunk_windows", "summaries", "entities", "edges")
-# The rule: a dataset with OWN_INDEX_ROWS+ rows in a vector table gets its own HNSW index on it;
-# a filter's datasets without one are scanned exactly unless they hold EXACT_MAX_CHUNKS+ chunks together.
-OWN_INDEX_ROWS = 10_000
-EXACT_MAX_CHUNKS = 40_000
-# hnsw.ef_search of every vector read (top 10 in a dataset's own graph: recall@10 >= 0.95, bench/NOTES.md).
+# The rule (bench/NOTES.md "Filtered vector search"): each dataset with its own index (built past
+# OWN_INDEX_ROWS rows) is read through it, the filter's other datasets exactly if they hold
+# < EXACT_MAX_CHUNKS chunks together; the rest, or a filter over MAX_GRAPHS+ own indexes, through the shared index.
+OWN_INDEX_ROWS = 2_000
+EXACT_MAX_CHUNKS = 2_000
+MAX_GRAPHS = 16
+# hnsw.ef_search of every vector read (bench/NOTES.md: recall@10 >= 0.95 at 100k chunks).
 EF_SEARCH = 100
 PREFIX = "vx_"
 
@@ -46,18 +50,22 @@ class Route(NamedTuple):
 
 
 def routes(conn: Connection, tables: Sequence[str], datasets: Sequence[uuid.UUID]) -> dict[str, Route]:
-    """Per table, which of `datasets` have a valid own index, and how the rest are read."""
+    """Per table, how the read reaches the datasets' rows: the rule above, chunk counts from
+    chunk_lex_stats (migration 0020) standing in for every vector table's."""
+    if not datasets:
+        return {t: Route([], [], True) for t in tables}
+    chunks = dict(conn.execute(text("SELECT dataset_id, chunks FROM chunk_lex_stats WHERE dataset_id = ANY(:d)"),
+                               {"d": list(datasets)}).all())
     wanted = {index_name(t, d): (t, d) for t in tables for d in datasets}
     found = set(conn.execute(text(
         "SELECT n FROM unnest(CAST(:n AS text[])) n JOIN pg_index i ON i.indexrelid = to_regclass(n)"
-        " WHERE i.indisvalid AND i.indisready"), {"n": sorted(wanted)}).scalars().all()) if wanted else set()
-    chunks = dict(conn.execute(text("SELECT dataset_id, chunks FROM chunk_lex_stats WHERE dataset_id = ANY(:d)"),
-                               {"d": list(datasets)}).all()) if datasets else {}
+        " WHERE i.indisvalid AND i.indisready"), {"n": sorted(wanted)}).scalars().all())
     out = {}
     for table in tables:
         own = [d for d in datasets if index_name(table, d) in found]
         rest = [d for d in datasets if index_name(table, d) not in found]
-        out[table] = Route(own, rest, sum(chunks.get(d, 0) for d in rest) < EXACT_MAX_CHUNKS)
+        out[table] = (Route(own, rest, sum(chunks.get(d, 0) for d in rest) < EXACT_MAX_CHUNKS)
+                      if len(own) < MAX_GRAPHS else Route([], list(datasets), False))
     return out
 
 
