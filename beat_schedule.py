@@ -12,6 +12,11 @@ def beat_schedule(settings) -> dict:
             "schedule": sweep,
             "options": {"expires": sweep, "queue": settings.queue_maintenance},
         },
+        "vector-indexes": {
+            "task": "engram.maintenance.vector_indexes",
+            "schedule": settings.vector_index_sweep_seconds,
+            "options": {"expires": settings.vector_index_sweep_seconds, "queue": settings.queue_maintenance},
+        },
     }
     schedule.update(_improve_entries(settings))
     return schedule

@@ -114,6 +114,8 @@ class Settings(BaseSettings):
     improve_disabled_stages: str = Field(default="", description="comma-separated stage names")
     improve_opt_in_stages: str = Field(default="", description="comma-separated opt-in stages to enable")
     improve_sweep_seconds: float = Field(default=30.0, gt=0, description="period of the improve beat sweeps")
+    vector_index_sweep_seconds: float = Field(
+        default=300.0, gt=0, description="period of the sweep that gives each big dataset its own vector indexes")
     # Agentic completion (SPEC 8)
     agent_max_iterations: int = Field(default=6, ge=1, le=50, description="tool-loop steps before a forced answer")
     agent_max_tokens: int = Field(default=60_000, ge=1000, description="tokens one agentic recall may spend")

@@ -44,6 +44,7 @@ import os
 import re
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,25 @@ def deployment(args, embedder, loader: Loader) -> dict:
     return {"reused": False, **done, "ids": ids}
 
 
+def own_indexes(args, loader: Loader) -> dict:
+    """What the product's maintenance sweep does next (engram.maintenance.vector_indexes): each
+    dataset past the threshold gets its own HNSW index per vector table (adapters/store/
+    vector_indexes.py). Timed; kept by --reuse (the sweep builds only what is missing)."""
+    from engram.adapters.store.vector_indexes import OWN_INDEX_ROWS, VectorIndexes
+
+    from sqlalchemy import text
+
+    indexes = VectorIndexes(loader.engine, args.maintenance_work_mem)
+    started = time.perf_counter()
+    done = indexes.sweep(args.own_index_rows or OWN_INDEX_ROWS)
+    seconds = round(time.perf_counter() - started, 1)
+    own = [uuid.UUID(n[-32:]) for n in indexes.present() if n.startswith("vx_chunks_")]
+    with loader.engine.connect() as conn:
+        indexed = conn.execute(text("SELECT count(*) FROM chunks WHERE dataset_id = ANY(:d)"), {"d": own}).scalar_one()
+    return {"seconds": seconds, "built": done["built"], "rows": args.own_index_rows or OWN_INDEX_ROWS,
+            "chunks_indexed": indexed, "datasets_indexed": len(own)}
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -227,6 +247,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--build-only", action="store_true", help="build (or keep) the deployment, measure nothing")
     parser.add_argument("--estimate-for", type=int, default=1_000_000,
                         help="below this many chunks, extrapolate build time and disk to it")
+    parser.add_argument("--own-index-rows", type=int, default=0,
+                        help="rows past which a dataset gets its own vector index (default: the product's)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.chunks < 10 or not 1 <= args.real_sample <= args.chunks:
@@ -258,6 +280,9 @@ def main(argv: list[str] | None = None) -> dict:
                      "real_sample": args.real_sample, "machine_before": machine()}
     set_torch_threads(os.cpu_count() or 1)  # the build embeds the sample in batches
     found = deployment(args, embedder, loader)
+    figures["own_indexes"] = own_indexes(args, loader)
+    if figures["own_indexes"]["built"] and not found["reused"]:
+        found["phases"]["own_indexes"] = figures["own_indexes"]["seconds"]
     figures["deployment"] = {k: v for k, v in found.items() if k != "ids"}
     figures["storage"] = sizes(loader.engine)
     if not found["reused"] and args.chunks < args.estimate_for:

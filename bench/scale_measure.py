@@ -23,10 +23,12 @@ def summary(millis: list[float]) -> dict:
 
 
 def filters(ids: dict[str, object]) -> dict[str, list[str]]:
-    """Dataset filters by label: the smallest dataset, the largest, three (largest, a middle
-    one, the smallest), all of them. `ids` is in split order: largest first, smallest last."""
+    """Dataset filters by label: the smallest dataset, a middle one, the largest, three
+    (largest, middle, smallest), all of them. `ids` is in split order: largest first, smallest
+    last. The middle one is past the own-index threshold at 100k chunks and up, the smallest at 1M
+    (adapters/store/vector_indexes.py): own graphs and the exact scan are both measured."""
     ordered = list(ids)
-    return {"1 (smallest)": [ordered[-1]], "1 (largest)": [ordered[0]],
+    return {"1 (smallest)": [ordered[-1]], "1 (middle)": [ordered[len(ordered) // 2]], "1 (largest)": [ordered[0]],
             "3": [ordered[0], ordered[len(ordered) // 2], ordered[-1]], "all": ordered}
 
 
@@ -156,7 +158,10 @@ def estimate(figures: dict, target: int, target_sample: int = 20_000) -> dict:
     maintenance_work_mem, postings past shared buffers)."""
     phases, n, sample = figures["deployment"]["phases"], figures["chunks"], figures["real_sample"]
     factor = {"generate_sample": target_sample / sample, "embed_sample": target_sample / sample,
-              "nearest_distances": 1.0, "hnsw_build": target / n * math.log(target) / math.log(n)}
+              "nearest_distances": 1.0, "hnsw_build": target / n * math.log(target) / math.log(n),
+              # every dataset of the 1M split is past the threshold: all its chunks get an own index
+              "own_indexes": target / max(1, figures.get("own_indexes", {}).get("chunks_indexed", n))
+              * math.log(target) / math.log(n)}
     seconds = {p: s * factor.get(p, target / n) for p, s in phases.items()}
     return {"chunks": target, "real_sample": target_sample, "from_chunks": n, "from_real_sample": sample,
             "seconds": {p: round(s) for p, s in seconds.items()}, "hours": round(sum(seconds.values()) / 3600, 2),
@@ -171,6 +176,10 @@ def report(f: dict) -> None:
     print("  build phases (s): " + ", ".join(f"{p} {v}" for p, v in d["phases"].items()))
     if "real_nn_cosine_distance" in d:
         print(f"  real sample's nearest-neighbour cosine distance (synthetic offsets): {d['real_nn_cosine_distance']}")
+    if "own_indexes" in f:
+        o = f["own_indexes"]
+        print(f"  own vector indexes (datasets past {o['rows']:,} rows): {o['datasets_indexed']} datasets,"
+              f" {o['chunks_indexed']:,} chunks; this run built {len(o['built'])} in {o['seconds']} s")
     print(f"  Postgres bytes per chunk ({s['chunks']:,} chunks in the database):")
     for relation, per in s["bytes_per_chunk"].items():
         print(f"    {relation:<48} {per:10.1f} B/chunk  {s['bytes'][relation] / 2**20:9.1f} MiB")

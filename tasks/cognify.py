@@ -106,6 +106,8 @@ def forget(self, req: ForgetRequest) -> dict:
         # a Redis error rolls the forget back and its retry does both.
         purge_quoting(get_redis(), uow.forget.removed_texts, ids=uow.forget.removed_ids,
                       datasets=[req.dataset, str(dataset)] if req.data_item_id is None else ())
+    if req.data_item_id is None:  # the dataset's own vector indexes go with its rows (an item's: by the sweep)
+        Store().vector_indexes().drop([dataset])
     return ForgetResult(**counts).model_dump()
 
 

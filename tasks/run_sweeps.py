@@ -1,4 +1,5 @@
-"""The run sweep beat drives: resume or fail abandoned pipeline runs.
+"""The sweeps beat drives: resume or fail abandoned pipeline runs; build and drop the per-dataset
+vector indexes.
 
 Its Celery name stays engram.maintenance.sweep_runs (beat and running fleets use it); the
 graph passes producers ask for (engram.maintenance.check_contradictions / supersede) live in
@@ -69,3 +70,13 @@ def sweep_runs(self) -> dict:
     if resumed or failed:
         log.warning("sweep: resumed %d runs, failed %d", len(resumed), len(failed))
     return {"resumed": [str(r) for _, r, _ in resumed], "failed": [str(r) for r in failed]}
+
+
+@engram_task("engram.maintenance.vector_indexes")
+def sweep_vector_indexes(self) -> dict:
+    """Per-dataset vector indexes (adapters/store/vector_indexes.py): built for each dataset past
+    the threshold on a vector table, dropped where the dataset's rows are gone."""
+    done = Store().vector_indexes().sweep()
+    if done["built"] or done["dropped"]:
+        log.info("vector index sweep: built %s, dropped %s", done["built"], done["dropped"])
+    return done

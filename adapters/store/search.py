@@ -14,6 +14,7 @@ from engram.adapters.store.capture import CaptureReads
 from engram.adapters.store.search_bm25 import LexicalReads
 from engram.adapters.store.search_graph import GraphReads
 from engram.adapters.store.search_sql import CHUNK_COLUMNS, NOT_FACT, window_sql
+from engram.adapters.store.vector_indexes import EF_SEARCH, Route, nearest_sql, routes
 from engram.adapters.store.vectors import vector_literal
 from engram.models.search import EdgeWindow
 
@@ -52,9 +53,16 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
             self.conn.execute(text("SET LOCAL enable_indexscan = off"))
             self.conn.execute(text("SET LOCAL enable_bitmapscan = off"))
             return
-        # pgvector 0.8: keep scanning the HNSW index until enough rows pass the dataset filter.
+        # pgvector 0.8: keep scanning an HNSW index until enough rows pass the other conditions.
         self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(40, min(1000, 2 * int(limit)))}"))
+        self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(1000, 2 * int(limit)))}"))
+
+    def _route(self, tables: Sequence[str], datasets: Sequence[uuid.UUID]) -> dict[str, Route]:
+        """Each table's read of the datasets: own indexes, exact scan (vector_indexes.py); with
+        `exact` every dataset in one exact scan (the benchmarks' reference)."""
+        if self.exact:
+            return {t: Route([], list(datasets), True) for t in tables}
+        return routes(self.conn, tables, datasets)
 
     # A chunk's distance: a conversation chunk's from its turn windows (1 - the mean over widths
     # of the best window's cosine similarity, pipelines/cognify/windows.py), any other's its own.
@@ -70,15 +78,14 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
         windows' (as many windows as chunks, times 3: a chunk's windows crowd together), ranked
         by each chunk's distance (windowed for a conversation chunk)."""
         self._nearest(3 * limit)
-        # The index scans run on chunks and windows alone; relaxed order is re-sorted after the join.
+        route = self._route(("chunks", "chunk_windows"), datasets)
+        hits = nearest_sql("chunks", "h", "h.id", self._in_sets("h.document_id"), route["chunks"])
+        whits = nearest_sql("chunk_windows", "w", "w.chunk_id", self._in_sets("w.document_id"),
+                            route["chunk_windows"], ":wk", ":wrest")
+        # Index scans run on chunks and windows alone; relaxed order is re-sorted after the join.
         rows = self.conn.execute(
             text(
-                "WITH hits AS MATERIALIZED (SELECT id FROM chunks WHERE dataset_id = ANY(:ds)"
-                f" AND embedding IS NOT NULL{self._in_sets('document_id')}"
-                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k),"
-                " whits AS MATERIALIZED (SELECT chunk_id FROM chunk_windows WHERE dataset_id = ANY(:ds)"
-                f" AND embedding IS NOT NULL{self._in_sets('document_id')}"
-                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :wk),"
+                f"WITH hits AS MATERIALIZED ({hits}), whits AS MATERIALIZED ({whits}),"
                 " cand AS MATERIALIZED (SELECT id FROM hits UNION SELECT chunk_id FROM whits),"
                 + self._WINDOWED +
                 f" SELECT {CHUNK_COLUMNS}, COALESCE(w.distance, c.embedding <=> CAST(:v AS vector)) AS distance"
@@ -86,7 +93,8 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
                 " LEFT JOIN wdist w ON w.chunk_id = c.id"
                 " ORDER BY distance, c.id LIMIT :k"
             ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "wk": 3 * limit, "node_sets": self.node_sets},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "wk": 3 * limit, "node_sets": self.node_sets,
+             "rest": route["chunks"].rest, "wrest": route["chunk_windows"].rest},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -125,19 +133,18 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
 
     def summaries_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
         self._nearest(limit)
+        route = self._route(("summaries",), datasets)["summaries"]
+        in_sets = (f" AND h.chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
+                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "")
         rows = self.conn.execute(
             text(
-                "WITH hits AS MATERIALIZED (SELECT id, embedding <=> CAST(:v AS vector) AS distance"
-                " FROM summaries WHERE dataset_id = ANY(:ds) AND embedding IS NOT NULL"
-                + (f" AND chunk_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
-                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") +
-                " ORDER BY embedding <=> CAST(:v AS vector) LIMIT :k)"
+                f"WITH hits AS MATERIALIZED ({nearest_sql('summaries', 'h', 'h.id', in_sets, route)})"
                 " SELECT s.id, s.text, s.chunk_id, s.dataset_id, c.document_id, d.data_item_id, d.title,"
                 " c.importance, c.occurred_at, c.speakers, h.distance FROM hits h JOIN summaries s ON s.id = h.id"
                 " JOIN chunks c ON c.id = s.chunk_id JOIN documents d ON d.id = c.document_id"
                 " ORDER BY h.distance, s.id"
             ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets},
+            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "node_sets": self.node_sets, "rest": route.rest},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -155,14 +162,10 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
 
     def entities_by_vector(self, datasets: Sequence[uuid.UUID], vector: Sequence[float], limit: int) -> list[dict]:
         self._nearest(limit)
+        route = self._route(("entities",), datasets)["entities"]
         rows = self.conn.execute(
-            text(
-                "SELECT e.id, e.display_name, e.description, e.dataset_id,"
-                " e.embedding <=> CAST(:v AS vector) AS distance FROM entities e"
-                " WHERE e.dataset_id = ANY(:ds) AND e.embedding IS NOT NULL"
-                " ORDER BY e.embedding <=> CAST(:v AS vector) LIMIT :k"
-            ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit},
+            text(nearest_sql("entities", "e", "e.id, e.display_name, e.description, e.dataset_id", "", route)),
+            {"v": vector_literal(vector), "k": limit, "rest": route.rest},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -172,12 +175,9 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
         """Fact edges nearest by edge-text vector (structural ones excluded)."""
         self._nearest(limit)
         cond, params = window_sql(window, exact=False)
+        route = self._route(("edges",), datasets)["edges"]
         rows = self.conn.execute(
-            text(
-                "SELECT g.id, g.edge_text, g.embedding <=> CAST(:v AS vector) AS distance FROM edges g"
-                f" WHERE g.dataset_id = ANY(:ds) AND g.embedding IS NOT NULL AND {NOT_FACT}{cond}"
-                " ORDER BY g.embedding <=> CAST(:v AS vector) LIMIT :k"
-            ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, **params},
+            text(nearest_sql("edges", "g", "g.id, g.edge_text", f" AND {NOT_FACT}{cond}", route)),
+            {"v": vector_literal(vector), "k": limit, "rest": route.rest, **params},
         ).mappings()
         return [dict(r) for r in rows]

@@ -11,6 +11,7 @@ from datetime import date, datetime
 from sqlalchemy import Connection, text
 
 from engram.adapters.store.search_sql import CHUNK_COLUMNS, CONFLICT, MENTIONS, NOT_FACT, YEAR_RE, window_sql
+from engram.adapters.store.vector_indexes import nearest_sql
 from engram.adapters.store.vectors import vector_literal
 from engram.models.search import EdgeWindow
 from engram.pipelines.dates import YEARS
@@ -37,14 +38,13 @@ class GraphReads:
             dated, params = "cardinality(c.years) > 0", {}
         else:
             dated, params = "c.years && CAST(:yrs AS integer[])", {"yrs": list(range(lo, hi + 1))}
+        route = self._route(("chunks",), datasets)["chunks"]
         rows = self.conn.execute(
             text(
-                f"SELECT {CHUNK_COLUMNS}, c.embedding <=> CAST(:v AS vector) AS distance"
-                " FROM chunks c JOIN documents d ON d.id = c.document_id"
-                f" WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND {dated}"
-                " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
+                f"SELECT {CHUNK_COLUMNS}, h.distance FROM ({nearest_sql('chunks', 'c', 'c.id', f' AND {dated}', route)}) h"
+                " JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id ORDER BY h.distance, c.id"
             ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, **params},
+            {"v": vector_literal(vector), "k": limit, "rest": route.rest, **params},
         ).mappings()
         return [dict(r) for r in rows]
 
@@ -54,17 +54,17 @@ class GraphReads:
         """Conversation chunks said in [first, last] (both inclusive) or naming a day in it through
         a relative phrase ("yesterday" resolved at load), nearest first."""
         self._nearest(limit)
-        rows = self.conn.execute(
-            text(
-                f"SELECT {CHUNK_COLUMNS}, c.dates, c.embedding <=> CAST(:v AS vector) AS distance"
-                " FROM chunks c JOIN documents d ON d.id = c.document_id"
-                " WHERE c.dataset_id = ANY(:ds) AND c.embedding IS NOT NULL AND c.conversation IS NOT NULL"
+        route = self._route(("chunks",), datasets)["chunks"]
+        said = (" AND c.conversation IS NOT NULL"
                 " AND ((c.occurred_at >= :first AND c.occurred_at < CAST(:last AS date) + 1)"
                 "   OR EXISTS (SELECT 1 FROM jsonb_array_elements(c.dates) r"
-                "              WHERE (r->>'start')::date <= :last AND (r->>'end')::date >= :first))"
-                " ORDER BY c.embedding <=> CAST(:v AS vector), c.id LIMIT :k"
+                "              WHERE (r->>'start')::date <= :last AND (r->>'end')::date >= :first))")
+        rows = self.conn.execute(
+            text(
+                f"SELECT {CHUNK_COLUMNS}, c.dates, h.distance FROM ({nearest_sql('chunks', 'c', 'c.id', said, route)}) h"
+                " JOIN chunks c ON c.id = h.id JOIN documents d ON d.id = c.document_id ORDER BY h.distance, c.id"
             ),
-            {"v": vector_literal(vector), "ds": list(datasets), "k": limit, "first": first, "last": last},
+            {"v": vector_literal(vector), "k": limit, "first": first, "last": last, "rest": route.rest},
         ).mappings()
         return [dict(r) for r in rows]
 

@@ -22,6 +22,7 @@ from engram.adapters.store.maintenance import MaintenanceRepository
 from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
 from engram.adapters.store.sessions import SessionRepository
+from engram.adapters.store.vector_indexes import VectorIndexes
 
 
 class UnitOfWork:
@@ -52,6 +53,10 @@ class Store:
     @property
     def engine(self) -> Engine:
         return self._engine or get_engine()
+
+    def vector_indexes(self) -> VectorIndexes:
+        """The per-dataset vector indexes' DDL (outside any unit of work: CONCURRENTLY)."""
+        return VectorIndexes(self.engine)
 
     @contextlib.contextmanager
     def unit_of_work(self) -> Iterator[UnitOfWork]:

@@ -41,7 +41,7 @@ def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys):
         postings = conn.execute(text("SELECT count(*) FROM chunk_terms p JOIN datasets d ON d.id = p.dataset_id"
                                      " WHERE d.name = ANY(:n)"), {"n": list(sizes)}).scalar_one()
     assert stored == sizes and postings > 300 * 20
-    assert set(figures["filters"]) == {"1 (smallest)", "1 (largest)", "3", "all"}
+    assert set(figures["filters"]) == {"1 (smallest)", "1 (middle)", "1 (largest)", "3", "all"}
     for label, m in figures["filters"].items():
         for lane in ("default", "CHUNKS", "CHUNKS_LEXICAL", "CHUNKS_exact"):
             assert 0 < m[lane]["p50"] <= m[lane]["p95"] <= m[lane]["p99"], (label, lane)

@@ -1,0 +1,172 @@
+"""Filtered vector search that holds as the tables grow (issue #38): each big dataset gets its own
+HNSW graph on every vector table recall reads, the small ones are scanned exactly.
+
+One HNSW index shared by every dataset serves a dataset filter badly: the scan walks the other
+datasets' vectors (a filter to 1.6 % of the table cost as much as the exact scan) and misses
+neighbours the filter keeps (recall@10 0.83-0.86 at 50k chunks). So recall's vector reads are a
+UNION of one ORDER BY ... LIMIT per dataset that has its own partial index `vx_<table>_<dataset
+hex>` (its id written as a literal: the planner uses a partial index only for a predicate it
+sees, in a generic plan too) and one exact scan (btree on dataset_id, then distances) of the
+filter's other datasets, re-sorted by distance. A maintenance sweep builds the indexes (CREATE
+INDEX CONCURRENTLY) once a dataset passes OWN_INDEX_ROWS rows in a table; forget drops them.
+A filter over many datasets with their own index (MAX_GRAPHS) reads the shared index instead:
+one graph walk, not one per dataset.
+Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULTS.md "Scale".
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from sqlalchemy import Connection, Engine, text
+
+# The vector tables recall reads under a dataset filter (each has a btree leading on dataset_id).
+VECTOR_TABLES = ("chunks", "chunk_windows", "summaries", "entities", "edges")
+# The rule (bench/NOTES.md "Filtered vector search"): each dataset with its own index (built past
+# OWN_INDEX_ROWS rows) is read through it, the filter's other datasets exactly if they hold
+# < EXACT_MAX_CHUNKS chunks together; the rest, or a filter over MAX_GRAPHS+ own indexes, through the shared index.
+OWN_INDEX_ROWS = 2_000
+EXACT_MAX_CHUNKS = 2_000
+MAX_GRAPHS = 16
+# hnsw.ef_search of every vector read (bench/NOTES.md: recall@10 >= 0.95 at 100k chunks).
+EF_SEARCH = 100
+PREFIX = "vx_"
+
+
+def index_name(table: str, dataset: uuid.UUID) -> str:
+    assert table in VECTOR_TABLES, table
+    return f"{PREFIX}{table}_{uuid.UUID(str(dataset)).hex}"
+
+
+class Route(NamedTuple):
+    """How a read reaches a table's rows of the filter's datasets."""
+
+    own: list[uuid.UUID]  # datasets read through their own HNSW index
+    rest: list[uuid.UUID]  # the others: one scan
+    exact: bool  # that scan exact (else through the shared index, iterative scan)
+
+
+def routes(conn: Connection, tables: Sequence[str], datasets: Sequence[uuid.UUID]) -> dict[str, Route]:
+    """Per table, how the read reaches the datasets' rows: the rule above, chunk counts from
+    chunk_lex_stats (migration 0020) standing in for every vector table's."""
+    if not datasets:
+        return {t: Route([], [], True) for t in tables}
+    chunks = dict(conn.execute(text("SELECT dataset_id, chunks FROM chunk_lex_stats WHERE dataset_id = ANY(:d)"),
+                               {"d": list(datasets)}).all())
+    wanted = {index_name(t, d): (t, d) for t in tables for d in datasets}
+    found = set(conn.execute(text(
+        "SELECT n FROM unnest(CAST(:n AS text[])) n JOIN pg_index i ON i.indexrelid = to_regclass(n)"
+        " WHERE i.indisvalid AND i.indisready"), {"n": sorted(wanted)}).scalars().all())
+    out = {}
+    for table in tables:
+        own = [d for d in datasets if index_name(table, d) in found]
+        rest = [d for d in datasets if index_name(table, d) not in found]
+        out[table] = (Route(own, rest, sum(chunks.get(d, 0) for d in rest) < EXACT_MAX_CHUNKS)
+                      if len(own) < MAX_GRAPHS else Route([], list(datasets), False))
+    return out
+
+
+def nearest_sql(table: str, alias: str, columns: str, where: str, route: Route, limit: str = ":k",
+                rest: str = ":rest") -> str:
+    """SQL of the `limit` rows of `table` (as `alias`) nearest :v among the route's datasets that
+    pass `where` (an " AND ..." condition on `alias`): `columns` and `distance`, nearest first.
+    The caller binds the route's `rest` datasets as `rest`."""
+    distance = f"{alias}.embedding <=> CAST(:v AS vector)"
+    base = f"SELECT {columns}, {distance} AS distance FROM {table} {alias} WHERE {alias}.embedding IS NOT NULL{where}"
+    parts = [f"({base} AND {alias}.dataset_id = '{uuid.UUID(str(d))}' ORDER BY {distance} LIMIT {limit})"
+             for d in route.own]
+    if route.rest and route.exact:  # OFFSET 0: planned alone, so no index order reaches it: an exact scan
+        parts.append(f"(SELECT * FROM ({base} AND {alias}.dataset_id = ANY(CAST({rest} AS uuid[])) OFFSET 0) x"
+                     f" ORDER BY distance LIMIT {limit})")
+    elif route.rest:
+        parts.append(f"({base} AND {alias}.dataset_id = ANY(CAST({rest} AS uuid[])) ORDER BY {distance} LIMIT {limit})")
+    if not parts:
+        return f"{base} AND false"
+    return f"SELECT * FROM ({' UNION ALL '.join(parts)}) u ORDER BY distance LIMIT {limit}"
+
+
+class VectorIndexes:
+    """The per-dataset indexes' life: built past the threshold, dropped with the dataset's rows.
+    DDL outside any transaction (CONCURRENTLY: the table stays writable meanwhile)."""
+
+    def __init__(self, engine: Engine, maintenance_work_mem: str | None = None):
+        self.engine = engine
+        # The graph builds in memory (a 400k-vector graph needs ~1 GB); None: the server's setting.
+        if maintenance_work_mem is not None and not re.fullmatch(r"\d+[kMG]B", maintenance_work_mem):
+            raise ValueError(f"maintenance_work_mem must look like 512MB or 1GB, got {maintenance_work_mem!r}")
+        self.memory = maintenance_work_mem
+
+    def _ddl(self, statements: Iterable[str]) -> None:
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            for statement in statements:
+                conn.execute(text(statement))
+
+    def present(self) -> dict[str, bool]:
+        """Every per-dataset vector index by name: valid or not (a failed concurrent build's)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT c.relname, i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                " WHERE c.relname LIKE :p AND c.relnamespace = current_schema()::regnamespace"),
+                {"p": PREFIX.replace("_", r"\_") + "%"}).all()
+        return {r[0]: r[1] for r in rows}
+
+    def due(self, rows: int = OWN_INDEX_ROWS) -> list[tuple[str, uuid.UUID]]:
+        """(table, dataset) pairs at `rows` or more rows without a valid own index."""
+        present = {n for n, valid in self.present().items() if valid}
+        out = []
+        with self.engine.connect() as conn:
+            for table in VECTOR_TABLES:
+                big = conn.execute(text(f"SELECT dataset_id FROM {table} GROUP BY dataset_id"  # noqa: S608 - fixed names
+                                        " HAVING count(*) >= :n ORDER BY dataset_id"), {"n": rows}).scalars().all()
+                out += [(table, d) for d in big if index_name(table, d) not in present]
+        return out
+
+    def build(self, table: str, dataset: uuid.UUID) -> str:
+        """The dataset's own index on the table (a failed build's leftover dropped first)."""
+        name = index_name(table, dataset)
+        statements = [] if self.present().get(name, True) else [f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"']
+        if self.memory:
+            statements.append(f"SET maintenance_work_mem = '{self.memory}'")
+        statements.append(f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON {table} USING hnsw'
+                          f" (embedding vector_cosine_ops) WHERE dataset_id = '{uuid.UUID(str(dataset))}'")
+        self._ddl(statements)
+        return name
+
+    def drop(self, datasets: Sequence[uuid.UUID]) -> list[str]:
+        """Drop the datasets' own indexes (forget: after the rows went)."""
+        present = self.present()
+        names = [index_name(t, d) for d in datasets for t in VECTOR_TABLES if index_name(t, d) in present]
+        self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in names)
+        return names
+
+    def orphans(self) -> list[str]:
+        """Own indexes whose dataset holds no rows in their table any more (a forget that died
+        between its commit and the drop, a dataset emptied item by item or deleted)."""
+        owner = {f"{PREFIX}{t}_": t for t in VECTOR_TABLES}
+        out = []
+        with self.engine.connect() as conn:
+            for name in self.present():
+                table = next((t for p, t in owner.items() if name.startswith(p) and len(name) == len(p) + 32), None)
+                if table and conn.execute(text(f"SELECT NOT EXISTS (SELECT 1 FROM {table}"  # noqa: S608 - fixed names
+                                               " WHERE dataset_id = :d)"), {"d": uuid.UUID(name[-32:])}).scalar_one():
+                    out.append(name)
+        return out
+
+    def sweep(self, rows: int = OWN_INDEX_ROWS) -> dict:
+        """Drop orphans, build what is due: the beat's maintenance pass (one at a time: an
+        advisory lock, held by a session outside any transaction so concurrent builds can finish)."""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            if not conn.execute(text("SELECT pg_try_advisory_lock(hashtext('engram.vector_indexes'))")).scalar_one():
+                return {"built": [], "dropped": [], "skipped": True}
+            try:
+                gone = self.orphans()
+                self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in gone)
+                built = [self.build(table, dataset) for table, dataset in self.due(rows)]
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(hashtext('engram.vector_indexes'))"))
+        return {"built": built, "dropped": gone}
