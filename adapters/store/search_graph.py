@@ -197,8 +197,9 @@ class GraphReads:
     def entity_passages(self, datasets: Sequence[uuid.UUID], names: Sequence[str], patterns: Sequence[str],
                         max_degree: int) -> list[dict]:
         """Chunks mentioning entities named exactly or LIKE a pattern, with each entity's degree
-        (chunks mentioning it) and the datasets' chunk count (`total`); entities in more than
-        max_degree chunks are left out."""
+        (chunks mentioning it) and the datasets' passage count (`total`: chunks with BM25 postings,
+        so captured objects are not counted); entities in more than max_degree chunks are left out,
+        and no more than max_degree + 1 of their mentions read."""
         # A pattern names its first word ("jaws\\_%", "neil\\_%\\_armstrong") or its last ("%\\_mozart"):
         # each side is looked up by its word index first (migration 0013), then LIKE decides.
         # A first word that is itself a pattern ("phi%\\_jackson": Phil ~ Philip) goes by the last word.
@@ -215,16 +216,18 @@ class GraphReads:
                 "  UNION SELECT e.id, e.name, e.display_name, e.type_id FROM entities e"
                 "  WHERE e.dataset_id = ANY(:ds) AND reverse(split_part(reverse(e.name), '_', 1)) = ANY(:lasts)"
                 "  AND e.name LIKE ANY(CAST(:p AS text[]))),"
+                # At most :m + 1 mentions an entity: one in more chunks than :m is left out whatever its degree.
                 " links AS (SELECT g.source_id AS chunk_id, ents.id, ents.name, ents.display_name, ents.type_id,"
-                "  COALESCE((g.properties->>'main')::boolean, false) AS main,"
-                "  count(*) OVER (PARTITION BY ents.id) AS degree"
-                f"  FROM ents JOIN edges g ON g.target_id = ents.id AND {MENTIONS}"
-                "  WHERE g.dataset_id = ANY(:ds)"
+                "  g.main, count(*) OVER (PARTITION BY ents.id) AS degree FROM ents CROSS JOIN LATERAL"
+                "  (SELECT g.source_id, COALESCE((g.properties->>'main')::boolean, false) AS main FROM edges g"
+                f"   WHERE g.target_id = ents.id AND {MENTIONS} AND g.dataset_id = ANY(:ds)"
                 + (f" AND g.source_id IN (SELECT sc.id FROM chunks sc WHERE sc.dataset_id = ANY(:ds)"
-                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + ")"
+                   f"{self._in_sets('sc.document_id')})" if self.node_sets else "") + " LIMIT :m + 1) g)"
+                # The datasets' passages, counted by the BM25 statistics (migration 0020), not chunk by chunk.
                 " SELECT l.chunk_id, l.id, l.name, l.display_name, l.main, l.degree, t.name AS type,"
-                "  (SELECT count(*) FROM chunks tc WHERE tc.dataset_id = ANY(:ds)) AS total FROM links l"
-                " LEFT JOIN entity_types t ON t.id = l.type_id WHERE l.degree <= :m ORDER BY l.name, l.chunk_id"
+                "  (SELECT COALESCE(sum(s.chunks), 0)::bigint FROM chunk_lex_stats s WHERE s.dataset_id = ANY(:ds)) AS total"
+                " FROM links l LEFT JOIN entity_types t ON t.id = l.type_id WHERE l.degree <= :m"
+                " ORDER BY l.name, l.chunk_id"
             ),
             {"ds": list(datasets), "n": list(names), "p": list(patterns), "m": max_degree,
              "firsts": firsts, "lasts": lasts, "node_sets": self.node_sets},

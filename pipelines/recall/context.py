@@ -68,6 +68,7 @@ class RecallContext:
     _vectors: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _pending: dict[str, Future] = field(default_factory=dict, repr=False)
     _lists: dict[tuple, Any] = field(default_factory=dict, repr=False)  # ranked lists computed once
+    _rows: dict[uuid.UUID, dict] = field(default_factory=dict, repr=False)  # chunk rows read, by id
     filters: dict[str, Any] = field(default_factory=dict)  # CAPTURES: types, project, tags
 
     @property
@@ -91,7 +92,8 @@ class RecallContext:
     def with_question(self, question: str) -> RecallContext:
         """The same scope and ports for another query (follow-ups, fallbacks)."""
         return RecallContext(question, self.top_k, self.scope, self.search, self.embedder, self.window,
-                             self.truth, self.weights, self.bm25, self._vectors, self._pending, filters=self.filters)
+                             self.truth, self.weights, self.bm25, self._vectors, self._pending, _rows=self._rows,
+                             filters=self.filters)
 
     def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """A ranked list (or other read) computed once per recall."""
@@ -99,6 +101,20 @@ class RecallContext:
         if key not in self._lists:
             self._lists[key] = compute()
         return self._lists[key]
+
+    def keep_rows(self, rows: list[dict]) -> list[dict]:
+        """Remember chunk rows a ranked list read (by id), so chunk_rows does not read them again."""
+        for row in rows:
+            self._rows.setdefault(row["id"], row)
+        return rows
+
+    def chunk_rows(self, chunk_ids: list[uuid.UUID]) -> dict[uuid.UUID, dict]:
+        """Chunk rows by id, each read from the store at most once per recall: the ones a ranked
+        list (or an earlier call) already read are not read again; unknown ids are left out."""
+        missing = [cid for cid in dict.fromkeys(chunk_ids) if cid not in self._rows]
+        if missing:
+            self._rows.update(self.search.chunks_by_ids(missing))
+        return {cid: self._rows[cid] for cid in chunk_ids if cid in self._rows}
 
     def chunk_provenance(self, row: Mapping[str, Any]) -> Provenance:
         return Provenance(

@@ -106,7 +106,7 @@ def triplet_items(ctx: RecallContext, rows: Sequence[dict]) -> list[RecallItem]:
     contradictions = ctx.search.contradictions(ctx.datasets, list(entity_ids))
     first_chunks = list(dict.fromkeys(r["provenance"][0] for r in rows if r["provenance"]))
     # The passage each fact was read from travels with it: completions see the source text.
-    documents = ctx.search.chunks_by_ids(first_chunks) if first_chunks else {}
+    documents = ctx.chunk_rows(first_chunks) if first_chunks else {}
     items = []
     for r in rows:
         doc = documents.get(r["provenance"][0], {}) if r["provenance"] else {}

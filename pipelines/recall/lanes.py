@@ -37,13 +37,14 @@ def chunk_item(ctx: RecallContext, row: dict, score: float, via: list[str] | Non
 
 def dense_rows(ctx: RecallContext, k: int, query: str | None = None) -> list[dict]:
     """The nearest chunks to the question (or to `query`, a text standing for it)."""
-    return ctx.cached(("dense", k, query), lambda: ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(query), k))
+    return ctx.cached(("dense", k, query),
+                      lambda: ctx.keep_rows(ctx.search.chunks_by_vector(ctx.datasets, ctx.vector(query), k)))
 
 
 def bm25_rows(ctx: RecallContext, k: int) -> list[dict]:
     k1, b = ctx.bm25
-    return ctx.cached(("bm25", k), lambda: ctx.search.chunks_bm25(
-        ctx.datasets, lexical.query_terms(ctx.question), k, k1, b))
+    return ctx.cached(("bm25", k), lambda: ctx.keep_rows(ctx.search.chunks_bm25(
+        ctx.datasets, lexical.query_terms(ctx.question), k, k1, b)))
 
 
 def summary_rows(ctx: RecallContext, k: int) -> list[dict]:
@@ -145,7 +146,7 @@ def _ranked_rows(ctx: RecallContext, lists: dict[str, list[uuid.UUID]], weights:
     """The fused lists ranked (times importance and truth), with the rows not read yet read in one go."""
     missing = [cid for ids in lists.values() for cid in ids if cid not in rows]
     if missing:
-        rows.update(ctx.search.chunks_by_ids(list(dict.fromkeys(missing))))
+        rows.update(ctx.chunk_rows(missing))
     importance = {cid: r.get("importance") for cid, r in rows.items()}
     truth = dict(ctx.truth(ctx.question, list(rows.values()), ctx.vector)) if ctx.truth else {}
     ranked = rank_weighted(lists, weights, k, importance, truth,

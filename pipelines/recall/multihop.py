@@ -197,6 +197,11 @@ def _question_mass(ctx: RecallContext, exact: list[str], named: list[str], mass:
             bridge.facts.append(f"the question names {shown}")
 
 
+def _lone(name: str) -> bool:
+    """A one-word name (no "_" joins words) that starts with a letter: maybe a surname."""
+    return "_" not in name and name[:1].isalpha()
+
+
 def _source_entities(ctx: RecallContext, sources: dict[uuid.UUID, float], stems: set[str]):
     """The entities of the source passages: the mass each carries per source, its display name, its
     id per (source, name), and the lone proper names among them (name -> cued)."""
@@ -204,16 +209,17 @@ def _source_entities(ctx: RecallContext, sources: dict[uuid.UUID, float], stems:
     display: dict[str, str] = {}
     seed_entity: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
     surnames: dict[str, bool] = {}  # lone proper names in the sources -> cued
-    texts = {cid: r["text"] for cid, r in ctx.search.chunks_by_ids(list(sources)).items()} if sources else {}
-    for row in ctx.search.chunk_entities(ctx.datasets, list(sources)) if sources else []:
-        if not _bridgeable(row):
-            continue
+    mentions = [r for r in ctx.search.chunk_entities(ctx.datasets, list(sources)) if _bridgeable(r)] if sources else []
+    # A source's text decides a cue (only when the question has relation words) and a lone name: read
+    # just those sources' texts, and only the ones no ranked list has read already.
+    texts = {cid: r["text"] for cid, r in ctx.chunk_rows(
+        [r["chunk_id"] for r in mentions if stems or _lone(r["name"])]).items()}
+    for row in mentions:
         cue = 1.0 + CUE if cued(texts.get(row["chunk_id"], ""), row["display_name"], stems) else 1.0
         weight.setdefault(row["name"], {})[row["chunk_id"]] = sources[row["chunk_id"]] * cue
         display.setdefault(row["name"], row["display_name"])
         seed_entity[(row["chunk_id"], row["name"])] = row["id"]
-        if "_" not in row["name"] and row["name"][:1].isalpha() \
-                and not re.search(rf"\b{re.escape(row['name'])}\b", texts.get(row["chunk_id"], "")):
+        if _lone(row["name"]) and not re.search(rf"\b{re.escape(row['name'])}\b", texts.get(row["chunk_id"], "")):
             # "an opera by Mozart", "founded by Tramiel": a surname alone finds the full name (a cued
             # one any full name, else a person's). A word the passage also writes in lower case
             # ("magazine" beside "Harper's Magazine") is a common noun.
