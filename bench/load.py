@@ -13,8 +13,8 @@ names only, as a producer without Engram), each call waited for (`.get()`, as th
   status  one run's status, 0.05 s apart
   accept  a remember of --batch new documents, 0.5 s apart
 
-idle:       recall and status together with nothing queued; then accept alone (each accept
-            queues --batch runs the fleet then drains).
+idle:       recall and status together with nothing queued; then accept alone (the runs of
+            its first calls start behind it: its later calls are not quite idle).
 saturated:  --burst documents remembered at once (5 producers, batches of --batch) queue behind
             the busy pipeline processes; then the three streams together, each until --calls
             calls, while at least the queued runs printed are still waiting.
@@ -212,21 +212,26 @@ def burst(url: str, docs: list[tuple[str, str]], batch: int, producers: int = 5)
         t.join()
 
 
-def start_readme_worker(concurrency: int, log: Path) -> tuple[subprocess.Popen, str]:
-    """`engram worker --concurrency N` as the README starts it, then `engram services env`."""
-    engram = [sys.executable, "-m", "engram.cli"]
-    proc = subprocess.Popen([*engram, "worker", "--concurrency", str(concurrency)], start_new_session=True,
-                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+def start_readme_worker(concurrency: int, log: Path) -> subprocess.Popen:
+    """`engram worker --concurrency N` as the README starts it (it starts the embedded services)."""
+    return subprocess.Popen([sys.executable, "-m", "engram.cli", "worker", "--concurrency", str(concurrency)],
+                            start_new_session=True, stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+
+
+def services_env(proc: subprocess.Popen, log: Path) -> str:
+    """The Redis URL `eval "$(engram services env)"` exports, asked as the README's producer
+    terminal does (again while the worker is still starting the services)."""
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
+    while True:
         if proc.poll() is not None:
             raise SystemExit(f"engram worker exited {proc.returncode}; see {log}")
-        if next(Path(os.environ["ENGRAM_STATE_DIR"]).rglob("postmaster.pid"), None):
-            break
-        time.sleep(1)
-    env = subprocess.run([*engram, "services", "env"], capture_output=True, text=True, check=True).stdout
-    exports = dict(line.removeprefix("export ").split("=", 1) for line in env.splitlines() if "=" in line)
-    return proc, exports["ENGRAM_REDIS_URL"].strip("'\"")
+        done = subprocess.run([sys.executable, "-m", "engram.cli", "services", "env"], capture_output=True, text=True)
+        if done.returncode == 0:
+            exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+            return exports["ENGRAM_REDIS_URL"].strip("'\"")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"engram services env failed: {done.stdout}{done.stderr}")
+        time.sleep(2)
 
 
 def stop_tree(proc: subprocess.Popen) -> None:
@@ -276,9 +281,10 @@ def main() -> None:
     report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
                     "command": f"engram worker --concurrency {args.concurrency}", "cores": os.cpu_count(),
                     "calls": args.calls, "burst": args.burst, "batch": args.batch, "loadavg": {}}
-    proc, url = start_readme_worker(args.concurrency, args.out / f"load-worker-{tag}.log")
+    log = args.out / f"load-worker-{tag}.log"
+    proc = start_readme_worker(args.concurrency, log)
     try:
-        os.environ["ENGRAM_REDIS_URL"] = url
+        url = os.environ["ENGRAM_REDIS_URL"] = services_env(proc, log)
         from make_bench_corpus import generate
 
         from engram.adapters.store import Store
@@ -299,8 +305,7 @@ def main() -> None:
         report["loadavg"]["idle_start"] = os.getloadavg()
         with CpuMeter(proc.pid, store) as idle_cpu:
             idle = run_streams(url, args.calls, {k: payloads[k] for k in ("recall", "status")})
-        idle |= run_streams(url, args.calls, {"accept": payloads["accept"]})
-        wait_idle(store, 600)
+        idle |= run_streams(url, args.calls, {"accept": payloads["accept"]})  # its runs join the backlog
 
         docs, n = [], 7
         while len(docs) < args.burst:  # the generator makes at most 300 per seed
