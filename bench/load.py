@@ -220,11 +220,13 @@ def start_readme_worker(concurrency: int, log: Path) -> subprocess.Popen:
 
 def services_env(proc: subprocess.Popen, log: Path) -> str:
     """The Redis URL `eval "$(engram services env)"` exports, asked as the README's producer
-    terminal does (again while the worker is still starting the services)."""
-    deadline = time.monotonic() + 300
+    terminal does once the worker is up."""
+    deadline = time.monotonic() + 600
+    while log.read_text(errors="replace").count(" ready.") < 2:  # the pipeline worker and the api worker
+        if proc.poll() is not None or time.monotonic() > deadline:  # (a fresh state directory migrates once)
+            raise SystemExit(f"engram worker exited {proc.returncode} or did not start; see {log}")
+        time.sleep(1)
     while True:
-        if proc.poll() is not None:
-            raise SystemExit(f"engram worker exited {proc.returncode}; see {log}")
         done = subprocess.run([sys.executable, "-m", "engram.cli", "services", "env"], capture_output=True, text=True)
         if done.returncode == 0:
             exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines() if "=" in line)
