@@ -1,33 +1,37 @@
-"""Load benchmark: is the producer API responsive while the fleet is saturated?
+"""Load benchmark: does the README's one-machine layout answer producers while its fleet is saturated?
 
-    python bench/load.py                                  # 5 producers x 100 documents, 2 recall clients
-    python bench/load.py --producers 5 --docs 100 --batch 10 --recallers 2 --workers 2 --load-seconds 60
+    python bench/load.py                          # engram worker --concurrency 4, 40 calls a stream
+    python bench/load.py --calls 60 --burst 500 --batch 10 --concurrency 4
 
-One `engram worker --concurrency W` (W pipeline processes + the api thread pool) on fresh embedded
-Postgres and Redis, offline extractor (no LLM latency), the real local embedding model.
+The layout is the README's, started the README's way: `engram worker --concurrency 4` in its own
+process group on a fresh ENGRAM_STATE_DIR (the worker starts the embedded Postgres and Redis
+itself), and producers pointed at it by `engram services env`; offline extractor (no LLM), the
+real local embedding model. Every stream is a process of its own with a bare Celery app (task
+names only, as a producer without Engram), each call waited for (`.get()`, as the README does):
 
-idle: Q recall clients and one status client for --idle-seconds with nothing queued; then
-      accepts of --batch documents, one at a time (the fleet then drains them).
-burst: P producer threads send P x M documents as remembers of --batch items each, every one
-      waited for (`.get()`, as the README snippet does), through a bare Celery app (task names
-      only, as a producer without Engram would), with no pause: the api's accept capacity.
-load: then, with that backlog queued and every pipeline process busy, one producer remembers a
-      batch at a time (each waited for, 0.5 s apart) for 0.8 x --load-seconds: the accept latency
-      a producer sees while the fleet is saturated. The same Q recall clients and the status
-      client run from the burst to the end of --load-seconds. The README producer snippet is run
-      verbatim once under that load.
-Reported: accept latency p50/p95/max (burst and load), status and recall p50/p95 idle vs load (and their ratio),
-the back-pressure answers seen, and pipeline throughput during the load window.
-Figures go to stdout and bench/results/load-<timestamp>.json.
+  recall  CHUNKS top 5 over the 24-document demo corpus, back to back
+  status  one run's status, 0.05 s apart
+  accept  a remember of --batch new documents, 0.5 s apart
+
+idle:       recall and status together with nothing queued; then accept alone (the runs of
+            its first calls start behind it: its later calls are not quite idle).
+saturated:  --burst documents remembered at once (5 producers, batches of --batch) queue behind
+            the busy pipeline processes; then the three streams together, each until --calls
+            calls, while at least the queued runs printed are still waiting.
+Printed: per stream and phase n, p50/p95/p99/max and a histogram, the saturated/idle ratio of
+each percentile, the run backlog, the load average, and where the CPU went (CPU seconds and
+run-queue wait, from /proc/<pid>/schedstat, of the api worker, the pipeline processes and
+Postgres). JSON to bench/results/load-<timestamp>.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import os
 import shutil
-import statistics
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,7 +42,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "corpus"))
-README = HERE.parent / "README.md"
+BUCKETS_MS = (25, 50, 75, 100, 150, 200, 300, 500)
+PAUSE_S = {"recall": 0.0, "status": 0.05, "accept": 0.5}
 
 
 def pct(values: list[float], p: float) -> float | None:
@@ -48,76 +53,134 @@ def pct(values: list[float], p: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))]
 
 
-def summary(values: list[float]) -> dict:
-    ms = [v * 1000 for v in values]
-    return {"n": len(ms), "p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95), "max_ms": max(ms) if ms else None,
-            "mean_ms": statistics.fmean(ms) if ms else None}
+def distribution(ms: list[float]) -> dict:
+    edges = (0, *BUCKETS_MS, float("inf"))
+    hist = [sum(1 for v in ms if lo <= v < hi) for lo, hi in zip(edges, edges[1:])]
+    return {"n": len(ms), "p50": pct(ms, 50), "p95": pct(ms, 95), "p99": pct(ms, 99),
+            "max": max(ms) if ms else None, "hist": hist}
 
 
-def producer_app(url: str):
+def stream(kind: str, url: str, calls: int, payload: dict, ready, go, out) -> None:
+    """One producer process: a warm-up call, then `calls` timed calls once `go` is set."""
     from celery import Celery
 
-    return Celery(broker=url, backend=url)  # one per thread: a result consumer is not thread-safe
+    app = Celery(broker=url, backend=url)
+
+    def call(n: int) -> tuple[float, float]:
+        kwargs = dict(payload)
+        if kind == "accept":
+            tag = uuid.uuid4().hex[:8]
+            kwargs["items"] = [{"text": f"Accept {tag}.{j}: Mira Okafor moved the Greyfen survey to Tuesday.",
+                                "name": f"accept-{tag}-{j}.txt"} for j in range(payload["items"])]
+        sent, started = time.time(), time.perf_counter()
+        result = app.send_task(f"engram.{'remember' if kind == 'accept' else kind}", kwargs=kwargs)
+        try:
+            result.get(timeout=120)
+        finally:
+            result.forget()
+        return sent, (time.perf_counter() - started) * 1000
+
+    if kind != "accept":
+        call(0)
+    ready.set()
+    go.wait()
+    took = []
+    for n in range(calls):
+        took.append(call(n))
+        time.sleep(PAUSE_S[kind])
+    out.put((kind, took))
 
 
-def timed(app, name: str, kwargs: dict, timeout: float = 120) -> tuple[float, dict]:
-    started = time.perf_counter()
-    result = app.send_task(name, kwargs=kwargs)
-    try:
-        value = result.get(timeout=timeout)
-    finally:
-        result.forget()
-    return time.perf_counter() - started, value
+def run_streams(url: str, calls: int, payloads: dict[str, dict]) -> dict[str, list[tuple[float, float]]]:
+    """{stream: [(wall clock sent, ms)]}: each stream in a process of its own, started together."""
+    ctx = mp.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    procs = []
+    for kind, payload in payloads.items():
+        ready = ctx.Event()
+        procs.append(ctx.Process(target=stream, args=(kind, url, calls, payload, ready, go, out), daemon=True))
+        procs[-1].start()
+        ready.wait(300)
+    go.set()
+    results = dict(out.get(timeout=1800) for _ in procs)
+    for p in procs:
+        p.join(30)
+    return results
 
 
-class Clients:
-    """Q recall clients and one status client, looping until stopped; latencies per phase."""
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        out += map(int, kids)
+        todo += map(int, kids)
+    return out
 
-    def __init__(self, url: str, recallers: int, questions: list[str], dataset: str, run_ids: list[str]):
-        self.url, self.recallers, self.questions, self.dataset, self.run_ids = url, recallers, questions, dataset, run_ids
-        self.recall: list[float] = []
-        self.status: list[float] = []
-        self.errors: list[str] = []
 
-    def run(self, seconds: float | None = None, until: threading.Event | None = None) -> None:
-        stop = threading.Event()
-        threads = [threading.Thread(target=self._recall_loop, args=(i, stop)) for i in range(self.recallers)]
-        threads.append(threading.Thread(target=self._status_loop, args=(stop,)))
-        for t in threads:
-            t.start()
-        if until is not None:
-            until.wait()
-        if seconds:
-            time.sleep(seconds)
-        stop.set()
-        for t in threads:
-            t.join()
-
-    def _recall_loop(self, i: int, stop: threading.Event) -> None:
-        app, n = producer_app(self.url), i
-        while not stop.is_set():
-            question = self.questions[n % len(self.questions)]
-            n += self.recallers
+def schedstat(pids: list[int]) -> tuple[float, float]:
+    """CPU seconds and run-queue wait seconds of every thread of `pids` so far."""
+    cpu = wait = 0.0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("*") if Path(f"/proc/{pid}").exists() else ():
             try:
-                took, _ = timed(app, "engram.recall", {"question": question, "datasets": [self.dataset],
-                                                       "search_type": "CHUNKS", "top_k": 5})
-                self.recall.append(took)
-            except Exception as exc:
-                self.errors.append(f"recall: {exc}")
-
-    def _status_loop(self, stop: threading.Event) -> None:
-        app, n = producer_app(self.url), 0
-        while not stop.is_set():
-            try:
-                took, _ = timed(app, "engram.status", {"run_id": self.run_ids[n % len(self.run_ids)]})
-                self.status.append(took)
-            except Exception as exc:
-                self.errors.append(f"status: {exc}")
-            n += 1
-            time.sleep(0.05)
+                run, delay, _ = map(int, (task / "schedstat").read_text().split())
+            except (OSError, ValueError):
+                continue
+            cpu, wait = cpu + run / 1e9, wait + delay / 1e9
+    return cpu, wait
 
 
-def open_runs(store) -> int:
+def process_groups(worker_pid: int, store) -> dict[str, list[int]]:
+    """The api worker (niceness 0 under the supervisor), the pipeline processes (niced), and the
+    Postgres backends serving each (by the `engram:<pid>` application name); other backends."""
+    from sqlalchemy import text
+
+    groups: dict[str, list[int]] = {"api": [], "pipeline": [], "pg-api": [], "pg-pipeline": [], "pg-other": []}
+    owner = {}
+    for pid in descendants(worker_pid):
+        try:
+            nice = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        except (OSError, IndexError, ValueError):
+            continue
+        owner[f"engram:{pid}"] = "api" if nice == 0 else "pipeline"
+        groups[owner[f"engram:{pid}"]].append(pid)
+    with store.unit_of_work() as uow:
+        rows = uow.conn.execute(text("SELECT pid, application_name FROM pg_stat_activity")).all()
+    for pid, name in rows:
+        groups[f"pg-{owner.get(name, 'other')}"].append(pid)
+    return groups
+
+
+class CpuMeter:
+    """schedstat deltas per process group over a phase (a process seen only at the end counts
+    from zero)."""
+
+    def __init__(self, worker_pid: int, store):
+        self.worker_pid, self.store = worker_pid, store
+
+    def __enter__(self):
+        self.started = time.perf_counter()
+        groups = process_groups(self.worker_pid, self.store)
+        self.before = {p: schedstat([p]) for pids in groups.values() for p in pids}
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self.started
+        self.result = {}
+        for group, pids in process_groups(self.worker_pid, self.store).items():
+            cpu = wait = 0.0
+            for pid in pids:
+                c1, w1 = schedstat([pid])
+                c0, w0 = self.before.get(pid, (0.0, 0.0))
+                cpu, wait = cpu + max(0.0, c1 - c0), wait + max(0.0, w1 - w0)
+            self.result[group] = {"cpu_s": cpu, "runqueue_wait_s": wait, "processes": len(pids)}
+
+
+def backlog(store) -> int:
     from sqlalchemy import text
 
     with store.unit_of_work() as uow:
@@ -125,208 +188,169 @@ def open_runs(store) -> int:
                                 ).scalar_one()
 
 
-def finished_runs(store) -> int:
-    from sqlalchemy import text
-
-    with store.unit_of_work() as uow:
-        return uow.conn.execute(text("SELECT count(*) FROM pipeline_runs WHERE status IN ('completed', 'failed')")
-                                ).scalar_one()
-
-
 def wait_idle(store, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while open_runs(store) and time.monotonic() < deadline:
+    while backlog(store) and time.monotonic() < deadline:
         time.sleep(1)
 
 
-def run_readme_snippet(url: str) -> dict:
-    section = README.read_text().split("\n## Producers", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-I", "-c", code], env={"PATH": "/usr/bin:/bin", "ENGRAM_REDIS_URL": url},
-                          capture_output=True, text=True, timeout=300, cwd=tempfile.gettempdir())
-    return {"ok": done.returncode == 0, "wall_s": time.perf_counter() - started,
-            "output": (done.stdout if done.returncode == 0 else done.stderr)[-500:].strip()}
+def burst(url: str, docs: list[tuple[str, str]], batch: int, producers: int = 5) -> None:
+    from celery import Celery
+
+    def produce(p: int) -> None:
+        app = Celery(broker=url, backend=url)
+        mine = docs[p::producers]
+        for start in range(0, len(mine), batch):
+            items = [{"text": t, "name": n} for n, t in mine[start:start + batch]]
+            app.send_task("engram.remember", kwargs={"dataset": "load", "create_dataset": True,
+                                                     "items": items}).get(timeout=120)
+
+    threads = [threading.Thread(target=produce, args=(p,)) for p in range(producers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def start_readme_worker(concurrency: int, log: Path) -> subprocess.Popen:
+    """`engram worker --concurrency N` as the README starts it (it starts the embedded services)."""
+    return subprocess.Popen([sys.executable, "-m", "engram.cli", "worker", "--concurrency", str(concurrency)],
+                            start_new_session=True, stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+
+
+def services_env(proc: subprocess.Popen, log: Path) -> str:
+    """The Redis URL `eval "$(engram services env)"` exports, asked as the README's producer
+    terminal does once the worker is up."""
+    deadline = time.monotonic() + 600
+    while log.read_text(errors="replace").count(" ready.") < 2:  # the pipeline worker and the api worker
+        if proc.poll() is not None or time.monotonic() > deadline:  # (a fresh state directory migrates once)
+            raise SystemExit(f"engram worker exited {proc.returncode} or did not start; see {log}")
+        time.sleep(1)
+    while True:
+        done = subprocess.run([sys.executable, "-m", "engram.cli", "services", "env"], capture_output=True, text=True)
+        if done.returncode == 0:
+            exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+            return exports["ENGRAM_REDIS_URL"].strip("'\"")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"engram services env failed: {done.stdout}{done.stderr}")
+        time.sleep(2)
+
+
+def stop_tree(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    env = {k: v for k, v in os.environ.items() if k != "ENGRAM_REDIS_URL"}  # the embedded one: stop it too
+    subprocess.run([sys.executable, "-m", "engram.cli", "services", "stop"], capture_output=True, timeout=120, env=env)
+
+
+def table(report: dict) -> str:
+    heads = [f"<{b}" for b in BUCKETS_MS] + [f">={BUCKETS_MS[-1]}"]
+    lines = [f"{'stream':<8} {'phase':<10} {'n':>3} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}   "
+             + " ".join(f"{h:>5}" for h in heads) + "   (ms; histogram: calls per bucket)"]
+    for kind in ("recall", "status", "accept"):
+        for phase in ("idle", "saturated"):
+            d = report[phase][kind]
+            lines.append(f"{kind:<8} {phase:<10} {d['n']:>3} " + " ".join(f"{d[k]:>6.0f}" for k in
+                         ("p50", "p95", "p99", "max")) + "   " + " ".join(f"{c:>5}" for c in d["hist"]))
+        r = report["ratio"][kind]
+        lines.append(f"{kind:<8} {'sat/idle':<10} {'':>3} " + " ".join(f"{r[k]:>6.2f}" for k in
+                     ("p50", "p95", "p99", "max")))
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--producers", type=int, default=5, help="P producer threads")
-    parser.add_argument("--docs", type=int, default=100, help="M documents per producer")
+    parser.add_argument("--concurrency", type=int, default=4, help="engram worker --concurrency (README: 4)")
+    parser.add_argument("--calls", type=int, default=40, help="timed calls per stream and phase (30+)")
+    parser.add_argument("--burst", type=int, default=500, help="documents queued before the saturated phase")
     parser.add_argument("--batch", type=int, default=10, help="documents per remember")
-    parser.add_argument("--recallers", type=int, default=2, help="Q concurrent recall clients")
-    parser.add_argument("--workers", type=int, default=2, help="pipeline processes (engram worker --concurrency)")
-    parser.add_argument("--api-threads", type=int, default=None, help="api thread pool (default ENGRAM_API_THREADS)")
-    parser.add_argument("--idle-seconds", type=float, default=30)
-    parser.add_argument("--idle-accepts", type=int, default=20)
-    parser.add_argument("--load-seconds", type=float, default=60, help="clients keep going this long after the last accept")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
 
-    state = Path(tempfile.mkdtemp(prefix="engram-load-", dir="/tmp"))
+    state = Path(tempfile.mkdtemp(prefix="fleet-load-", dir="/tmp"))
     os.environ["ENGRAM_STATE_DIR"] = str(state)
-    for name in ("ENGRAM_DATABASE_URL", "ENGRAM_REDIS_URL", "ENGRAM_LLM_MODEL"):
+    for name in ("ENGRAM_DATABASE_URL", "ENGRAM_REDIS_URL", "ENGRAM_BROKER_URL", "ENGRAM_LLM_MODEL"):
         os.environ.pop(name, None)
-    from make_bench_corpus import generate
-
-    from engram.adapters.services import stop_embedded_postgres, stop_embedded_redis
-    from engram.adapters.store import Store
-    from engram.celery_app import create_app
-    from engram.cli.app import prepare_services
-    from engram.cli.demo import DEMO_CORPUS, DEMO_QA, start_worker, stop_worker
-    from engram.settings import get_settings, reset_settings
-    from engram.tasks.client import EngramClient
-
-    urls = prepare_services()
-    reset_settings()
-    settings = get_settings()
     args.out.mkdir(parents=True, exist_ok=True)
     tag = time.strftime("%Y%m%d-%H%M%S")
-    app = create_app()
-    extra = (f"--api-threads={args.api_threads}",) if args.api_threads is not None else ()
-    proc = start_worker(concurrency=args.workers, loglevel="warning", log_path=args.out / f"load-worker-{tag}.log",
-                        extra_args=extra)
-    store = Store()
-    report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "load_average_at_start": os.getloadavg()[0], "producers": args.producers,
-                    "docs_per_producer": args.docs, "batch": args.batch, "recallers": args.recallers,
-                    "pipeline_processes": args.workers, "api_threads": args.api_threads or settings.api_threads,
-                    "cores": os.cpu_count()}
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    report: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
+                    "command": f"engram worker --concurrency {args.concurrency}", "cores": os.cpu_count(),
+                    "calls": args.calls, "burst": args.burst, "batch": args.batch, "loadavg": {}}
+    log = args.out / f"load-worker-{tag}.log"
+    proc = start_readme_worker(args.concurrency, log)
     try:
-        deadline = time.monotonic() + 180
-        while len(app.control.ping(timeout=1) or []) < 2:  # the pipeline worker and the api worker
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the worker did not start; see its log in bench/results")
-        client = EngramClient(app, timeout=600, local_reads=True)
-        seed = client.remember(dataset="seed", paths=[DEMO_CORPUS])
+        url = os.environ["ENGRAM_REDIS_URL"] = services_env(proc, log)
+        from make_bench_corpus import generate
+
+        from engram.adapters.store import Store
+        from engram.cli.demo import DEMO_CORPUS, DEMO_QA, wait_for_worker
+        from engram.celery_app import create_app
+        from engram.tasks.client import EngramClient
+
+        app = create_app()
+        wait_for_worker(app, proc, timeout=300, workers=2)
+        store = Store()
+        seed = EngramClient(app, timeout=600).remember(dataset="seed", paths=[DEMO_CORPUS])
         seed.wait(timeout=900)
-        questions = [json.loads(line)["question"] for line in DEMO_QA.read_text().splitlines()
-                     if line.strip()]
-        run_ids = [str(r.run_id) for r in seed.runs]
-        cold_app = producer_app(urls.redis_url)
-        report["recall_cold_ms"] = timed(cold_app, "engram.recall", {"question": questions[0], "datasets": ["seed"],
-                                                                      "search_type": "CHUNKS"})[0] * 1000
-
-        idle = Clients(urls.redis_url, args.recallers, questions, "seed", run_ids)
-        idle.run(seconds=args.idle_seconds)
-        accept_idle = []
-        for i in range(args.idle_accepts):  # the same batch size as under load
-            items = [{"text": f"Idle accept {i}.{j} {uuid.uuid4()}."} for j in range(args.batch)]
-            took, _ = timed(cold_app, "engram.remember", {"dataset": "idle", "create_dataset": True, "items": items})
-            accept_idle.append(took)
         wait_idle(store, 600)
+        question = json.loads(DEMO_QA.read_text().splitlines()[0])["question"]
+        payloads = {"recall": {"question": question, "datasets": ["seed"], "search_type": "CHUNKS", "top_k": 5},
+                    "status": {"run_id": str(seed.runs[0].run_id)},
+                    "accept": {"dataset": "load", "create_dataset": True, "items": args.batch}}
+        report["loadavg"]["idle_start"] = os.getloadavg()
+        with CpuMeter(proc.pid, store) as idle_cpu:
+            idle = run_streams(url, args.calls, {k: payloads[k] for k in ("recall", "status")})
+        idle |= run_streams(url, args.calls, {"accept": payloads["accept"]})  # its runs join the backlog
 
-        docs, seed = [], 7
-        while len(docs) < args.producers * args.docs:  # the generator makes at most 300 per seed
-            docs += generate(min(300, args.producers * args.docs - len(docs)), seed=seed)
-            seed += 1
-        unique = uuid.uuid4().hex[:6]  # fresh content every run: content-hash dedupe never makes it a no-op
-        docs = [(n, f"{t}\n\nLoad run {unique}.") for n, t in docs]
-        accepts: list[float] = []
-        answers: list[dict] = []
-        errors: list[str] = []
-        all_accepted = threading.Event()
-
-        def produce(p: int) -> None:
-            papp = producer_app(urls.redis_url)
-            mine = docs[p * args.docs:(p + 1) * args.docs]
-            for start in range(0, len(mine), args.batch):
-                items = [{"text": t, "name": n} for n, t in mine[start:start + args.batch]]
-                try:
-                    took, answer = timed(papp, "engram.remember", {"dataset": "load", "create_dataset": True,
-                                                                  "items": items}, timeout=60)
-                    accepts.append(took)
-                    answers.append({k: answer.get(k) for k in ("queued_ahead", "eta_s")})
-                except Exception as exc:
-                    errors.append(f"remember: {exc}")
-
-        load = Clients(urls.redis_url, args.recallers, questions, "seed", run_ids)
-        finished_before = finished_runs(store)
-        load_started = time.perf_counter()
-        producers = [threading.Thread(target=produce, args=(p,)) for p in range(args.producers)]
-        clients = threading.Thread(target=load.run, kwargs={"seconds": args.load_seconds, "until": all_accepted})
-        clients.start()
-        for t in producers:
-            t.start()
-        for t in producers:
-            t.join()
-        accept_wall = time.perf_counter() - load_started
-        queued_after_accepts = open_runs(store)
-        # Steady: with the backlog queued and every pipeline process busy, one producer remembers
-        # a batch at a time, each waited for (the README's way), while the clients keep going.
-        steady: list[float] = []
-        steady_backlog: list[int] = []
-        sapp = producer_app(urls.redis_url)
-        steady_until = time.perf_counter() + args.load_seconds * 0.8
-        n = 0
-        while time.perf_counter() < steady_until:
-            steady_backlog.append(open_runs(store))
-            items = [{"text": f"Steady accept {unique}.{n}.{j}: the fleet is busy.", "name": f"steady-{n}-{j}"}
-                     for j in range(args.batch)]
-            try:
-                took, _ = timed(sapp, "engram.remember", {"dataset": "load", "items": items}, timeout=60)
-                steady.append(took)
-            except Exception as exc:
-                errors.append(f"remember (steady): {exc}")
+        docs, n = [], 7
+        while len(docs) < args.burst:  # the generator makes at most 300 per seed
+            docs += generate(min(300, args.burst - len(docs)), seed=n)
             n += 1
-            time.sleep(0.5)
-        all_accepted.set()
-        snippet = run_readme_snippet(urls.redis_url)
-        clients.join()
-        window = time.perf_counter() - load_started
-        done_in_window = finished_runs(store) - finished_before
-        queued_at_end = open_runs(store)
-
-        report.update({
-            "recall_idle": summary(idle.recall), "status_idle": summary(idle.status),
-            "accept_idle": summary(accept_idle),
-            "accept_load": summary(accepts), "accept_steady": summary(steady),
-            "steady_backlog_min": min(steady_backlog, default=None), "status_load": summary(load.status), "recall_load": summary(load.recall),
-            "accept_wall_s": accept_wall, "documents": len(docs), "remembers": len(accepts),
-            "queued_after_accepts": queued_after_accepts, "queued_at_end": queued_at_end,
-            "backpressure_answers": sum(1 for a in answers if a.get("queued_ahead") is not None),
-            "max_queued_ahead": max((a["queued_ahead"] for a in answers if a.get("queued_ahead") is not None),
-                                    default=None),
-            "last_eta_s": next((a["eta_s"] for a in reversed(answers) if a.get("eta_s") is not None), None),
-            "load_window_s": window, "runs_finished_in_window": done_in_window,
-            "throughput_docs_per_s": done_in_window / window, "readme_snippet_under_load": snippet,
-            "errors": (errors + idle.errors + load.errors)[:20],
-        })
-        for kind in ("recall", "status"):
-            idle_p95, load_p95 = report[f"{kind}_idle"]["p95_ms"], report[f"{kind}_load"]["p95_ms"]
-            report[f"{kind}_p95_load_over_idle"] = load_p95 / idle_p95 if idle_p95 and load_p95 else None
+        unique = uuid.uuid4().hex[:6]  # fresh content every run: content-hash dedupe never makes it a no-op
+        burst(url, [(name, f"{text}\n\nLoad run {unique}.") for name, text in docs], args.batch)
+        report["backlog_before"] = backlog(store)
+        time.sleep(5)  # every pipeline process busy
+        report["loadavg"]["saturated_start"] = os.getloadavg()
+        with CpuMeter(proc.pid, store) as sat_cpu:
+            saturated = run_streams(url, args.calls, payloads)
+        report["loadavg"]["saturated_end"] = os.getloadavg()
+        report["backlog_after"] = backlog(store)
     finally:
-        import gc
-
-        gc.collect()  # result handles unsubscribe while Redis still runs, not at interpreter exit
-        stop_worker(proc)
-        stop_embedded_postgres(settings)
-        stop_embedded_redis(settings)
+        stop_tree(proc)
         shutil.rmtree(state, ignore_errors=True)
 
+    for phase, got in (("idle", idle), ("saturated", saturated)):
+        report[phase] = {kind: distribution([ms for _, ms in calls]) for kind, calls in got.items()}
+    report["ratio"] = {k: {p: report["saturated"][k][p] / report["idle"][k][p] for p in ("p50", "p95", "p99", "max")}
+                       for k in ("recall", "status", "accept")}
+    report["cpu"] = {"idle": {"seconds": idle_cpu.seconds, **idle_cpu.result},
+                     "saturated": {"seconds": sat_cpu.seconds, **sat_cpu.result}}
+    report["raw_ms"] = {"idle": idle, "saturated": saturated}
     out = args.out / f"load-{tag}.json"
     out.write_text(json.dumps(report, indent=2, default=str))
-    f = lambda s: f"p50 {s['p50_ms']:.1f} ms  p95 {s['p95_ms']:.1f} ms  max {s['max_ms']:.1f} ms  (n={s['n']})"  # noqa: E731
-    print(f"{report['date']}: {args.producers} producers x {args.docs} docs (batches of {args.batch}), "
-          f"{args.recallers} recall clients, {args.workers} pipeline processes + {report['api_threads']} api threads, "
-          f"{report['cores']} cores, load average {report['load_average_at_start']:.1f} at start")
-    print(f"accept idle:  {f(report['accept_idle'])}")
-    print(f"accept burst: {f(report['accept_load'])}   all {len(docs)} accepted in {accept_wall:.1f}s "
-          f"({len(docs) / accept_wall:.0f} docs/s; {args.producers} producers at once, no pause)")
-    print(f"accept load:  {f(report['accept_steady'])}   one producer, each waited for, while "
-          f">= {report['steady_backlog_min']} runs were queued behind the busy pipeline")
-    print(f"status idle:  {f(report['status_idle'])}")
-    print(f"status load:  {f(report['status_load'])}   p95 ratio {report['status_p95_load_over_idle'] or 0:.2f}")
-    print(f"recall idle:  {f(report['recall_idle'])}   (cold first recall {report['recall_cold_ms']:.0f} ms)")
-    print(f"recall load:  {f(report['recall_load'])}   p95 ratio {report['recall_p95_load_over_idle'] or 0:.2f}")
-    print(f"queued: {queued_after_accepts} runs after the last accept, {queued_at_end} at the end of the "
-          f"{window:.0f}s window; back-pressure answers {report['backpressure_answers']} "
-          f"(max queued_ahead {report['max_queued_ahead']}, last eta_s {report['last_eta_s']})")
-    print(f"throughput: {done_in_window} runs finished in the window = {report['throughput_docs_per_s']:.2f} docs/s")
-    print(f"README snippet under load: {'ok' if snippet['ok'] else 'FAILED'} in {snippet['wall_s']:.2f}s: "
-          f"{snippet['output']}")
-    if report["errors"]:
-        print(f"errors: {report['errors']}")
+    la = report["loadavg"]
+    print(f"{report['date']} commit {commit}: `{report['command']}`, {report['cores']} cores, {args.calls} calls "
+          f"a stream; load average {la['idle_start'][0]:.2f} idle, {la['saturated_start'][0]:.2f} -> "
+          f"{la['saturated_end'][0]:.2f} saturated; backlog {report['backlog_before']} runs queued before, "
+          f"{report['backlog_after']} after the saturated phase")
+    print(table(report))
+    for phase in ("idle", "saturated"):
+        cpu = report["cpu"][phase]
+        print(f"cpu {phase} ({cpu['seconds']:.0f} s): " + ", ".join(
+            f"{g} {v['cpu_s']:.1f} s cpu / {v['runqueue_wait_s']:.1f} s run-queue wait ({v['processes']} proc)"
+            for g, v in cpu.items() if isinstance(v, dict)))
+    verdict = (report["ratio"]["recall"]["p95"] <= 2 and report["saturated"]["accept"]["p95"] <= 100
+               and report["saturated"]["status"]["p95"] <= 100)
+    print(f"{'PASS' if verdict else 'FAIL'}: recall p95 ratio {report['ratio']['recall']['p95']:.2f} (<= 2), "
+          f"accept p95 {report['saturated']['accept']['p95']:.0f} ms, status p95 "
+          f"{report['saturated']['status']['p95']:.0f} ms (<= 100) under saturation")
     print(f"report: {out}")
 
 

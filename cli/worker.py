@@ -12,6 +12,7 @@ the weights, copy-on-write, so the whole tree holds the model once.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
 import os
@@ -123,6 +124,33 @@ class ForkedWorker:
             os.kill(self.pid, signum)
 
 
+def own_scheduling_group(nice: int) -> None:
+    """Make this forked child the leader of a session of its own, at `nice` as a group.
+
+    Linux with autogroup scheduling (the default on desktop and many server kernels) shares the
+    CPU between sessions first and by niceness only within one: niced pipeline processes in the
+    terminal's session still take that session's share from the api worker beside them. In a
+    session of their own at autogroup niceness `nice`, they yield the CPU to the api worker, to
+    Postgres and to every other session. The supervisor forwards Ctrl-C and SIGTERM; should it die
+    outright, the child is sent SIGTERM (a warm shutdown) rather than left consuming."""
+    try:
+        os.setsid()
+    except OSError:
+        return
+    try:
+        with open("/proc/self/autogroup", "w") as autogroup:  # absent without autogroup: nothing to do
+            autogroup.write(str(nice))
+    except OSError:
+        pass
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError):
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+
+
 def _fork_worker(spec: WorkerSpec, loglevel: str, extra: list[str]) -> ForkedWorker:
     pid = os.fork()
     if pid:
@@ -131,6 +159,8 @@ def _fork_worker(spec: WorkerSpec, loglevel: str, extra: list[str]) -> ForkedWor
     try:  # the child: the supervisor's handlers are not ours; Celery installs its own
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if spec.nice:
+            own_scheduling_group(spec.nice)
         run_one(spec, loglevel, extra)
         code = 0
     except SystemExit as exc:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, pool, text
+from sqlalchemy import Engine, create_engine, event, make_url, pool, text
 
 from engram.adapters.services import resolve
 from engram.settings import Settings, get_settings
@@ -14,6 +15,7 @@ from engram.settings import Settings, get_settings
 _lock = threading.Lock()
 _engine: Engine | None = None
 _engine_pid: int | None = None
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 class SchemaMismatch(RuntimeError):
@@ -31,8 +33,9 @@ def get_engine(settings: Settings | None = None) -> Engine:
                 # Inherited from the parent through fork: drop its sockets without closing them.
                 _engine.dispose(close=False)
             settings = settings or get_settings()
+            url = make_url(resolve(settings).database_url)
             _engine = create_engine(
-                resolve(settings).database_url,
+                url,
                 pool_size=5,
                 max_overflow=5,
                 pool_pre_ping=True,
@@ -41,8 +44,29 @@ def get_engine(settings: Settings | None = None) -> Engine:
                 # kill test that finds the process holding an embedding batch).
                 connect_args={"application_name": f"engram:{pid}"},
             )
+            host = str(url.host or url.query.get("host") or "localhost")
+            if host.startswith("/") or host in LOCAL_HOSTS:  # a unix socket or this machine's address
+                event.listen(_engine, "connect", follow_niceness)
             _engine_pid = pid
     return _engine
+
+
+def follow_niceness(dbapi_connection, _record) -> None:
+    """A niced process's session on a Postgres of this machine (the embedded one) runs at the
+    process's niceness: a pipeline process's SQL yields the CPU to the api worker's sessions as
+    its Python does. Without it every backend runs at the server's priority, in the server's own
+    scheduling group (docs/operations.md#the-worker-tree)."""
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice <= 0:
+        return
+    backend = dbapi_connection.info.backend_pid  # psycopg's: no query, so no transaction opened
+    try:
+        if Path(f"/proc/{backend}/comm").read_text().strip() != "postgres":
+            return  # a server in a container or elsewhere: that pid is not its backend
+        if os.getpriority(os.PRIO_PROCESS, backend) < nice:
+            os.setpriority(os.PRIO_PROCESS, backend, nice)
+    except OSError:  # no such process here, or another user's server: leave it
+        pass
 
 
 def dispose_engine() -> None:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from cli_helpers import engram, one_line_error
@@ -136,3 +137,30 @@ def test_the_demo_marks_the_current_ceo_and_says_the_sources_disagree(services, 
     # It ends by saying where to look next: the runs, Flower.
     tail = " ".join(out.split("Where to look next", 1)[1].split())
     assert "engram status -d demo" in tail and "engram flower" in tail and "http://localhost:5555" in tail, tail
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_pipeline_processes_yield_the_cpu_as_a_session_of_their_own_and_stop_with_the_worker(worker_factory):
+    """The README's `engram worker`: its niced pipeline processes run in a session of their own
+    (with autogroup scheduling, niceness alone only counts within the api worker's session), and
+    they do not outlive a supervisor killed outright."""
+    import signal
+
+    handle = worker_factory(env={"ENGRAM_PIPELINE_NICE": "10"})
+    supervisor = handle.proc.pid
+    by_nice = {os.getpriority(os.PRIO_PROCESS, pid): pid for pid in _children(supervisor)}
+    pipeline, api = by_nice[10], by_nice[0]
+    assert os.getsid(pipeline) == pipeline and os.getsid(api) == os.getsid(supervisor)
+    autogroup = Path(f"/proc/{pipeline}/autogroup")
+    if autogroup.exists():
+        assert autogroup.read_text().split()[-1] == "10"
+    os.kill(supervisor, signal.SIGKILL)
+    handle.proc.wait()
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{pipeline}").exists() and Path(f"/proc/{pipeline}/stat").read_text().split()[2] != "Z":
+        assert time.monotonic() < deadline, "the pipeline worker outlived its supervisor"
+        time.sleep(0.5)
+    os.killpg(supervisor, signal.SIGKILL)  # the api worker, still in the supervisor's group

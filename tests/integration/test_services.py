@@ -67,3 +67,27 @@ def test_a_process_stops_exactly_the_embedded_servers_it_started(state_dir):
     assert services.embedded_to_start(s) == {"postgres", "redis"}
     with pytest.raises(OSError):
         os.kill(int((state_dir / "redis" / "redis.pid").read_text()), 0)
+
+
+SESSION_PRIORITY = """
+import os, sys
+os.nice(int(sys.argv[1]))
+from engram.adapters.store.engine import get_engine
+with get_engine().connect() as conn:
+    backend = conn.connection.dbapi_connection.info.backend_pid
+    print(os.getpriority(os.PRIO_PROCESS, backend))
+"""
+
+
+@pytest.mark.parametrize("nice", [0, 10])
+def test_a_niced_process_s_postgres_session_runs_at_its_niceness(services, nice):
+    """A pipeline process (niced) asks Postgres for its stage SQL; that backend yields the CPU to
+    the api worker's sessions as the process itself does, instead of competing as an equal."""
+    import subprocess
+    import sys
+
+    server = int(next(Path(os.environ["ENGRAM_STATE_DIR"]).rglob("postmaster.pid")).read_text().split()[0])
+    done = subprocess.run([sys.executable, "-c", SESSION_PRIORITY, str(nice)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) == max(nice, os.getpriority(os.PRIO_PROCESS, server))
