@@ -45,5 +45,10 @@ def test_the_quality_bench_scores_evidence_turns_and_judges_rule_four(monkeypatc
         lanes["default"] = {"R@5": 0.69, "R@10": 0.8}
         passed, why = quality.rule4(lanes)
         assert not passed and "CHUNKS_LEXICAL" in why and "bm25" in why
+        # --lanes default runs no other lane: only the baselines bound the route.
+        del lanes["CHUNKS_LEXICAL"]
+        assert quality.rule4(lanes) == (False, "R@5 0.69 < bm25 0.7")
+        lanes["default"] = {"R@5": 0.7, "R@10": 0.8}
+        assert quality.rule4(lanes) == (True, "")
     finally:
         sys.modules.pop("recall_quality", None)
