@@ -128,6 +128,14 @@ def deployment(size: int, args, pool: Pool, vectors: Vectors, embedder, loader: 
     return {"name": name, "reused": False, **done, "rows": loader.counts(dataset)}
 
 
+def own_indexes(loader: Loader) -> list[str]:
+    """What the beat's maintenance sweep builds before recall is measured (a vector index of each
+    dataset past OWN_INDEX_ROWS rows, adapters/store/vector_indexes.py), on a reused load too."""
+    from engram.adapters.store.vector_indexes import VectorIndexes
+
+    return VectorIndexes(loader.engine).sweep()["built"]
+
+
 # ------------------------------------------------------------------ measuring
 
 
@@ -261,6 +269,7 @@ def main(argv: list[str] | None = None) -> dict:
     for size in sizes:
         set_torch_threads(os.cpu_count() or 1)  # loading embeds the pool in batches
         found = deployment(size, args, pool, vectors, embedder, loader)
+        found["own_indexes_built"] = own_indexes(loader)
         if args.load_only:
             print(f"{size:,} chunks: {found}")
             continue
