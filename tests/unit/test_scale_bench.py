@@ -93,3 +93,14 @@ def test_the_1m_estimate_scales_each_phase_by_its_own_size():
     assert e["seconds"]["embed_sample"] == 2_000 and e["seconds"]["nearest_distances"] == 2
     assert e["seconds"]["copy"] == 3_000 and e["seconds"]["hnsw_build"] == 1_500  # 100 x log(1e6)/log(1e4)
     assert e["database_gb"] == 12.0 and e["hours"] == round(6_502 / 3600, 2)
+
+
+def test_recall_within_counts_a_tie_with_the_kth_distance_but_not_a_farther_chunk():
+    from scale_measure import recall_at, recall_within
+
+    exact_ids, exact_scores = [["a", "b", "c"]], [[0.9, 0.8, 0.7]]
+    # "d" is as near as the exact 3rd ("c"), within 1e-3; "e" is farther
+    assert recall_at([["a", "b", "d"]], exact_ids, 3) == round(2 / 3, 4)
+    assert recall_within([[0.9, 0.8, 0.7005]], exact_scores, 3) == 1.0
+    assert recall_within([[0.9, 0.8, 0.69]], exact_scores, 3) == round(2 / 3, 4)
+    assert recall_within([[0.9]], exact_scores, 3) == round(1 / 3, 4)  # a short answer misses the rest
