@@ -67,6 +67,9 @@ def build_cassette(docs: list[tuple[str, str]], settings, latency: float, path: 
 # ------------------------------------------------------------------ pipeline
 
 
+ACCEPT_BATCH = 500  # documents per remember: larger sets go as several accepts, back to back
+
+
 def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tuple[int, ...] = ()) -> dict:
     from sqlalchemy import text
 
@@ -79,9 +82,11 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     embedded_before, stored_before = _embedded_counter(), _stored_vectors()
     started_at = time.time()  # the runs' finished_at (the workers' clock, this host's) is compared with it
     started = time.perf_counter()
-    handle = client.remember(dataset=dataset, items=[{"text": t, "name": n} for n, t in docs])
+    run_ids = []
+    for at in range(0, len(docs), ACCEPT_BATCH):  # a remember takes at most 1,000 items (models/payloads)
+        handle = client.remember(dataset=dataset, items=[{"text": t, "name": n} for n, t in docs[at:at + ACCEPT_BATCH]])
+        run_ids += [r.run_id for r in handle.runs]
     accepted = time.perf_counter() - started
-    run_ids = [r.run_id for r in handle.runs]
     while True:  # only to learn that all are done: the times come from the runs' own rows
         with store.unit_of_work() as uow:
             done = uow.conn.execute(text("SELECT count(*) FROM pipeline_runs WHERE id = ANY(:r)"
