@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 import importlib
 
@@ -116,6 +116,12 @@ class Settings(BaseSettings):
     improve_sweep_seconds: float = Field(default=30.0, gt=0, description="period of the improve beat sweeps")
     vector_index_sweep_seconds: float = Field(
         default=300.0, gt=0, description="period of the sweep that gives each big dataset its own vector indexes")
+    vector_ef_search: int = Field(default=100, ge=10, le=1000, description="hnsw.ef_search of every vector read: "
+                                  "higher finds more of the exact nearest, slower (docs/operations.md)")
+    vector_index_m: int = Field(default=16, ge=2, le=100, description="HNSW m of each dataset's own vector "
+                                "index (pgvector's default); the sweep rebuilds an index built with another")
+    vector_index_ef_construction: int = Field(default=64, ge=4, le=1000, description="HNSW ef_construction "
+                                              "of each dataset's own vector index (pgvector's default), >= 2 x m")
     # Agentic completion (SPEC 8)
     agent_max_iterations: int = Field(default=6, ge=1, le=50, description="tool-loop steps before a forced answer")
     agent_max_tokens: int = Field(default=60_000, ge=1000, description="tokens one agentic recall may spend")
@@ -137,6 +143,13 @@ class Settings(BaseSettings):
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _hnsw(self) -> Settings:
+        if self.vector_index_ef_construction < 2 * self.vector_index_m:
+            raise ValueError(f"vector_index_ef_construction ({self.vector_index_ef_construction}) must be at least"
+                             f" 2 x vector_index_m ({self.vector_index_m}): pgvector refuses a smaller one")
+        return self
 
     @field_validator("extraction_mode")
     @classmethod

@@ -20,8 +20,10 @@ from engram.models.search import EdgeWindow
 
 
 class SearchRepository(CaptureReads, GraphReads, LexicalReads):
-    def __init__(self, conn: Connection, exact: bool = False):
+    def __init__(self, conn: Connection, exact: bool = False, ef_search: int = EF_SEARCH):
         self.conn = conn
+        # hnsw.ef_search of the vector reads (ENGRAM_VECTOR_EF_SEARCH): recall against latency.
+        self.ef_search = int(ef_search)
         # True: bypass the vector indexes (benchmarks measure HNSW against this exact scan).
         self.exact = exact
         # Non-empty: chunk and summary reads keep only chunks of data items in one of these node sets.
@@ -55,7 +57,7 @@ class SearchRepository(CaptureReads, GraphReads, LexicalReads):
             return
         # pgvector 0.8: keep scanning an HNSW index until enough rows pass the other conditions.
         self.conn.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, min(1000, 2 * int(limit)))}"))
+        self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, min(1000, 2 * int(limit)))}"))
 
     def _route(self, tables: Sequence[str], datasets: Sequence[uuid.UUID]) -> dict[str, Route]:
         """Each table's read of the datasets: own indexes, exact scan (vector_indexes.py); with

@@ -23,6 +23,7 @@ from engram.adapters.store.runs import RunRepository
 from engram.adapters.store.search import SearchRepository
 from engram.adapters.store.sessions import SessionRepository
 from engram.adapters.store.vector_indexes import VectorIndexes
+from engram.settings import get_settings
 
 
 class UnitOfWork:
@@ -31,7 +32,7 @@ class UnitOfWork:
         self.access = AccessRepository(conn)
         self.runs = RunRepository(conn)
         self.graph = GraphRepository(conn)
-        self.search = SearchRepository(conn)
+        self.search = SearchRepository(conn, ef_search=get_settings().vector_ef_search)
         self.maintenance = MaintenanceRepository(conn)
         self.sessions = SessionRepository(conn)
         self.improve = ImproveRepository(conn)
@@ -56,7 +57,8 @@ class Store:
 
     def vector_indexes(self) -> VectorIndexes:
         """The per-dataset vector indexes' DDL (outside any unit of work: CONCURRENTLY)."""
-        return VectorIndexes(self.engine)
+        settings = get_settings()
+        return VectorIndexes(self.engine, m=settings.vector_index_m, ef_construction=settings.vector_index_ef_construction)
 
     @contextlib.contextmanager
     def unit_of_work(self) -> Iterator[UnitOfWork]:

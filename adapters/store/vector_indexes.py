@@ -33,7 +33,10 @@ EXACT_MAX_CHUNKS = 2_000
 MAX_GRAPHS = 16
 # hnsw.ef_search of every vector read (bench/NOTES.md: recall@10 >= 0.95 at 100k chunks).
 EF_SEARCH = 100
+# pgvector's defaults, the own indexes' unless configured (ENGRAM_VECTOR_INDEX_M / _EF_CONSTRUCTION).
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
 PREFIX = "vx_"
+REBUILT = "_r"  # suffix of an own index's replacement while it is built
 
 
 def index_name(table: str, dataset: uuid.UUID) -> str:
@@ -92,12 +95,18 @@ class VectorIndexes:
     """The per-dataset indexes' life: built past the threshold, dropped with the dataset's rows.
     DDL outside any transaction (CONCURRENTLY: the table stays writable meanwhile)."""
 
-    def __init__(self, engine: Engine, maintenance_work_mem: str | None = None):
+    def __init__(self, engine: Engine, maintenance_work_mem: str | None = None, m: int = HNSW_M,
+                 ef_construction: int = HNSW_EF_CONSTRUCTION):
         self.engine = engine
         # The graph builds in memory (a 400k-vector graph needs ~1 GB); None: the server's setting.
         if maintenance_work_mem is not None and not re.fullmatch(r"\d+[kMG]B", maintenance_work_mem):
             raise ValueError(f"maintenance_work_mem must look like 512MB or 1GB, got {maintenance_work_mem!r}")
+        if not (2 <= int(m) <= 100 and 2 * int(m) <= int(ef_construction) <= 1000):
+            raise ValueError(f"HNSW m must be 2-100 and ef_construction 2 x m-1000, got m {m}, ef_construction"
+                             f" {ef_construction}")
         self.memory = maintenance_work_mem
+        # The graph's build parameters: an own index built with others is rebuilt by the sweep.
+        self.params = (int(m), int(ef_construction))
 
     def _ddl(self, statements: Iterable[str]) -> None:
         with self.engine.connect() as conn:
@@ -107,12 +116,25 @@ class VectorIndexes:
 
     def present(self) -> dict[str, bool]:
         """Every per-dataset vector index by name: valid or not (a failed concurrent build's)."""
+        return {name: valid for name, (valid, _) in self._indexes().items()}
+
+    def _indexes(self) -> dict[str, tuple[bool, tuple[int, int]]]:
+        """Every per-dataset vector index (replacements being built included): valid, (m, ef_construction)."""
         with self.engine.connect() as conn:
             rows = conn.execute(text(
-                "SELECT c.relname, i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                "SELECT c.relname, i.indisvalid, c.reloptions FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
                 " WHERE c.relname LIKE :p AND c.relnamespace = current_schema()::regnamespace"),
                 {"p": PREFIX.replace("_", r"\_") + "%"}).all()
-        return {r[0]: r[1] for r in rows}
+        out = {}
+        for name, valid, options in rows:
+            given = dict(o.split("=", 1) for o in options or [])
+            out[name] = (valid, (int(given.get("m", HNSW_M)), int(given.get("ef_construction", HNSW_EF_CONSTRUCTION))))
+        return out
+
+    def stale(self) -> list[str]:
+        """Valid own indexes built with other parameters than this one's (m, ef_construction)."""
+        return sorted(n for n, (valid, params) in self._indexes().items()
+                      if valid and not n.endswith(REBUILT) and params != self.params)
 
     def due(self, rows: int = OWN_INDEX_ROWS) -> list[tuple[str, uuid.UUID]]:
         """(table, dataset) pairs at `rows` or more rows without a valid own index."""
@@ -131,15 +153,48 @@ class VectorIndexes:
         statements = [] if self.present().get(name, True) else [f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"']
         if self.memory:
             statements.append(f"SET maintenance_work_mem = '{self.memory}'")
-        statements.append(f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON {table} USING hnsw'
-                          f" (embedding vector_cosine_ops) WHERE dataset_id = '{uuid.UUID(str(dataset))}'")
+        statements.append(self._create(name, table, dataset))
         self._ddl(statements)
         return name
+
+    def _create(self, name: str, table: str, dataset: uuid.UUID) -> str:
+        m, construction = self.params
+        return (f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON {table} USING hnsw (embedding vector_cosine_ops)'
+                f" WITH (m = {m}, ef_construction = {construction}) WHERE dataset_id = '{uuid.UUID(str(dataset))}'")
+
+    def rebuild(self, name: str) -> str:
+        """Replace an own index by one with this one's parameters: the replacement is built
+        beside it (CONCURRENTLY, a failed one's leftover dropped first), then the old one
+        dropped and the replacement renamed. Between the two, recall reads the dataset as it
+        reads one without an own index (right, slower)."""
+        table = next(t for t in VECTOR_TABLES if name == f"{PREFIX}{t}_{name[-32:]}")
+        statements = [f'DROP INDEX CONCURRENTLY IF EXISTS "{name}{REBUILT}"']
+        if self.memory:
+            statements.append(f"SET maintenance_work_mem = '{self.memory}'")
+        statements += [self._create(name + REBUILT, table, uuid.UUID(name[-32:])),
+                       f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"', f'ALTER INDEX "{name}{REBUILT}" RENAME TO "{name}"']
+        self._ddl(statements)
+        return name
+
+    def _finish_replacements(self) -> list[str]:
+        """A sweep that died mid-rebuild: a valid replacement whose old index is gone is renamed
+        into place; any other replacement is dropped (the next rebuild starts over)."""
+        indexes, done = self._indexes(), []
+        for name, (valid, _) in indexes.items():
+            if name.endswith(REBUILT):
+                base = name[: -len(REBUILT)]
+                if valid and base not in indexes:
+                    self._ddl([f'ALTER INDEX "{name}" RENAME TO "{base}"'])
+                    done.append(base)
+                else:
+                    self._ddl([f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"'])
+        return done
 
     def drop(self, datasets: Sequence[uuid.UUID]) -> list[str]:
         """Drop the datasets' own indexes (forget: after the rows went)."""
         present = self.present()
-        names = [index_name(t, d) for d in datasets for t in VECTOR_TABLES if index_name(t, d) in present]
+        names = [n for d in datasets for t in VECTOR_TABLES for n in (index_name(t, d), index_name(t, d) + REBUILT)
+                 if n in present]
         self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in names)
         return names
 
@@ -157,16 +212,18 @@ class VectorIndexes:
         return out
 
     def sweep(self, rows: int = OWN_INDEX_ROWS) -> dict:
-        """Drop orphans, build what is due: the beat's maintenance pass (one at a time: an
+        """Drop orphans, build what is due, rebuild what has other parameters: the beat's maintenance pass (one at a time: an
         advisory lock, held by a session outside any transaction so concurrent builds can finish)."""
         with self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             if not conn.execute(text("SELECT pg_try_advisory_lock(hashtext('engram.vector_indexes'))")).scalar_one():
-                return {"built": [], "dropped": [], "skipped": True}
+                return {"built": [], "rebuilt": [], "dropped": [], "skipped": True}
             try:
+                self._finish_replacements()
                 gone = self.orphans()
                 self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in gone)
                 built = [self.build(table, dataset) for table, dataset in self.due(rows)]
+                rebuilt = [self.rebuild(name) for name in self.stale()]
             finally:
                 conn.execute(text("SELECT pg_advisory_unlock(hashtext('engram.vector_indexes'))"))
-        return {"built": built, "dropped": gone}
+        return {"built": built, "rebuilt": rebuilt, "dropped": gone}

@@ -8,9 +8,12 @@ import uuid
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from sqlalchemy import text
 
-from engram.adapters.store.vector_indexes import VECTOR_TABLES, index_name
+from engram.adapters.store.search import SearchRepository
+from engram.adapters.store.vector_indexes import REBUILT, VECTOR_TABLES, VectorIndexes, index_name
+from engram.settings import Settings
 
 DIM_SEED = 11
 THRESHOLD = 150  # rows: the sweep's own-index threshold in these tests
@@ -116,3 +119,57 @@ def test_the_sweep_drops_an_index_whose_dataset_was_emptied(store, two_datasets)
     done = store.vector_indexes().sweep(rows=THRESHOLD)
     assert index_name("chunks", big) in done["dropped"]
     assert not any(index_name(t, big) in store.vector_indexes().present() for t in VECTOR_TABLES)
+
+
+def _options(store, name: str) -> list[str]:
+    with store.engine.connect() as conn:
+        return conn.execute(text("SELECT reloptions FROM pg_class WHERE relname = :n"), {"n": name}).scalar_one()
+
+
+def test_changed_build_parameters_rebuild_each_own_index_under_its_name(store, two_datasets):
+    big, _, big_ids, big_v = two_datasets["big"]
+    store.vector_indexes().sweep(rows=THRESHOLD)
+    name = index_name("chunks", big)
+    assert _options(store, name) == ["m=16", "ef_construction=64"]  # the defaults, spelled out
+    tuned = VectorIndexes(store.engine, m=8, ef_construction=40)
+    assert name in tuned.stale()
+    done = tuned.sweep(rows=THRESHOLD)
+    assert name in done["rebuilt"] and done["built"] == []
+    assert _options(store, name) == ["m=8", "ef_construction=40"]
+    assert not any(n.endswith(REBUILT) for n in tuned.present())
+    assert tuned.sweep(rows=THRESHOLD)["rebuilt"] == []  # once
+    query = two_datasets["rng"].normal(size=two_datasets["dim"])
+    with store.unit_of_work() as uow:  # recall still reads the dataset through its (rebuilt) graph
+        found = [r["id"] for r in uow.search.chunks_by_vector([big], query, 10)]
+    assert len(set(found) & set(_exact_top(big_ids, big_v, query, 10))) >= 9
+
+
+def test_a_sweep_finishes_or_clears_a_rebuild_that_died(store, two_datasets):
+    big = two_datasets["big"][0]
+    store.vector_indexes().sweep(rows=THRESHOLD)
+    chunks, edges = index_name("chunks", big), index_name("edges", big)
+    with store.engine.connect() as conn:  # died after dropping the old graph / before it finished
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        conn.execute(text(f'ALTER INDEX "{chunks}" RENAME TO "{chunks}{REBUILT}"'))
+        conn.execute(text(f'CREATE INDEX "{edges}{REBUILT}" ON edges USING hnsw (embedding vector_cosine_ops)'
+                          f" WHERE dataset_id = '{big}'"))
+    store.vector_indexes().sweep(rows=THRESHOLD)
+    present = store.vector_indexes().present()
+    assert chunks in present and edges in present
+    assert not any(n.endswith(REBUILT) for n in present)
+
+
+def test_bad_build_parameters_are_refused_before_any_ddl(store):
+    with pytest.raises(ValueError, match="ef_construction"):
+        VectorIndexes(store.engine, m=16, ef_construction=20)
+    with pytest.raises(ValidationError, match="at least 2 x vector_index_m"):
+        Settings(vector_index_m=32, vector_index_ef_construction=40)
+
+
+def test_the_configured_ef_search_is_what_a_vector_read_runs_with(store, two_datasets):
+    big = two_datasets["big"][0]
+    query = two_datasets["rng"].normal(size=two_datasets["dim"])
+    for ef in (100, 333):
+        with store.engine.begin() as conn:
+            SearchRepository(conn, ef_search=ef).chunks_by_vector([big], query, 10)
+            assert conn.execute(text("SHOW hnsw.ef_search")).scalar_one() == str(ef)
