@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -122,6 +123,8 @@ class Settings(BaseSettings):
                                 "index (pgvector's default); the sweep rebuilds an index built with another")
     vector_index_ef_construction: int = Field(default=64, ge=4, le=1000, description="HNSW ef_construction "
                                               "of each dataset's own vector index (pgvector's default), >= 2 x m")
+    vector_index_build_memory: str | None = Field(default=None, description="maintenance_work_mem of an own index's"
+                                                  " build (512MB, 2GB); unset = the server's. docs/operations.md")
     # Agentic completion (SPEC 8)
     agent_max_iterations: int = Field(default=6, ge=1, le=50, description="tool-loop steps before a forced answer")
     agent_max_tokens: int = Field(default=60_000, ge=1000, description="tokens one agentic recall may spend")
@@ -150,6 +153,13 @@ class Settings(BaseSettings):
             raise ValueError(f"vector_index_ef_construction ({self.vector_index_ef_construction}) must be at least"
                              f" 2 x vector_index_m ({self.vector_index_m}): pgvector refuses a smaller one")
         return self
+
+    @field_validator("vector_index_build_memory")
+    @classmethod
+    def _memory(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\d+[kMG]B", value):
+            raise ValueError(f"vector_index_build_memory must look like 512MB or 2GB, got {value!r}")
+        return value
 
     @field_validator("extraction_mode")
     @classmethod

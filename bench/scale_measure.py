@@ -197,7 +197,9 @@ def report(f: dict) -> None:
     if "own_indexes" in f:
         o = f["own_indexes"]
         print(f"  own vector indexes (datasets past {o['rows']:,} rows): {o['datasets_indexed']} datasets,"
-              f" {o['chunks_indexed']:,} chunks; this run built {len(o['built'])} in {o['seconds']} s")
+              f" {o['chunks_indexed']:,} chunks; this run built {len(o['built'])} and rebuilt"
+              f" {len(o.get('rebuilt', []))} in {o['seconds']} s (m / ef_construction {o.get('params', (16, 64))},"
+              f" reads at ef_search {o.get('ef_search', 100)})")
     print(f"  Postgres bytes per chunk ({s['chunks']:,} chunks in the database):")
     for relation, per in s["bytes_per_chunk"].items():
         print(f"    {relation:<48} {per:10.1f} B/chunk  {s['bytes'][relation] / 2**20:9.1f} MiB")

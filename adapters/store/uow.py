@@ -58,7 +58,8 @@ class Store:
     def vector_indexes(self) -> VectorIndexes:
         """The per-dataset vector indexes' DDL (outside any unit of work: CONCURRENTLY)."""
         settings = get_settings()
-        return VectorIndexes(self.engine, m=settings.vector_index_m, ef_construction=settings.vector_index_ef_construction)
+        return VectorIndexes(self.engine, settings.vector_index_build_memory, m=settings.vector_index_m,
+                             ef_construction=settings.vector_index_ef_construction)
 
     @contextlib.contextmanager
     def unit_of_work(self) -> Iterator[UnitOfWork]:

@@ -21,7 +21,7 @@ def _bench_module():
     return module
 
 
-def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys):
+def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys, monkeypatch):
     out = tmp_path / "scale.json"
     argv = ["--chunks", "300", "--real-sample", "60", "--questions", "3", "--warmup", "1", "--out", str(out)]
     figures = _bench_module().main(argv)
@@ -52,3 +52,29 @@ def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys):
     # --reuse keeps the completed build.
     again = _bench_module().main([*argv, "--reuse", "--build-only"])
     assert again["deployment"]["reused"] and again["deployment"]["sizes"] == sizes and "filters" not in again
+    # The configured build parameters reach the own indexes: the defaults, then rebuilt with others.
+    from engram.adapters.store.vector_indexes import index_name
+    from engram.settings import get_settings
+
+    def options() -> dict:
+        with get_engine().connect() as conn:
+            big = conn.execute(text("SELECT c.dataset_id FROM chunks c JOIN datasets d ON d.id = c.dataset_id"
+                                    " WHERE d.name = ANY(:n) GROUP BY c.dataset_id HAVING count(*) >= 50"),
+                               {"n": list(sizes)}).scalars().all()
+            return dict(conn.execute(text("SELECT relname, array_to_string(reloptions, ',') FROM pg_class"
+                                          " WHERE relname = ANY(:n)"),
+                                     {"n": [index_name("chunks", d) for d in big]}).all())
+
+    built = _bench_module().main([*argv, "--reuse", "--build-only", "--own-index-rows", "50"])
+    assert built["own_indexes"]["params"] == (16, 64) and built["own_indexes"]["datasets_indexed"] >= 1
+    assert options() and set(options().values()) == {"m=16,ef_construction=64"}
+    monkeypatch.setenv("ENGRAM_VECTOR_INDEX_M", "8")
+    monkeypatch.setenv("ENGRAM_VECTOR_INDEX_EF_CONSTRUCTION", "20")
+    get_settings.cache_clear()
+    try:
+        tuned = _bench_module().main([*argv, "--reuse", "--build-only", "--own-index-rows", "50"])
+    finally:
+        monkeypatch.undo()
+        get_settings.cache_clear()
+    assert tuned["own_indexes"]["params"] == (8, 20) and set(options()) <= set(tuned["own_indexes"]["rebuilt"])
+    assert set(options().values()) == {"m=8,ef_construction=20"} and "rebuilt" in capsys.readouterr().out

@@ -131,7 +131,7 @@ def test_changed_build_parameters_rebuild_each_own_index_under_its_name(store, t
     store.vector_indexes().sweep(rows=THRESHOLD)
     name = index_name("chunks", big)
     assert _options(store, name) == ["m=16", "ef_construction=64"]  # the defaults, spelled out
-    tuned = VectorIndexes(store.engine, m=8, ef_construction=40)
+    tuned = VectorIndexes(store.engine, "64MB", m=8, ef_construction=40)  # with its build memory
     assert name in tuned.stale()
     done = tuned.sweep(rows=THRESHOLD)
     assert name in done["rebuilt"] and done["built"] == []
@@ -164,6 +164,8 @@ def test_bad_build_parameters_are_refused_before_any_ddl(store):
         VectorIndexes(store.engine, m=16, ef_construction=20)
     with pytest.raises(ValidationError, match="at least 2 x vector_index_m"):
         Settings(vector_index_m=32, vector_index_ef_construction=40)
+    with pytest.raises(ValidationError, match="must look like 512MB"):
+        Settings(vector_index_build_memory="lots")
 
 
 def test_the_configured_ef_search_is_what_a_vector_read_runs_with(store, two_datasets):

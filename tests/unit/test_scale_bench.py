@@ -104,3 +104,32 @@ def test_recall_within_counts_a_tie_with_the_kth_distance_but_not_a_farther_chun
     assert recall_within([[0.9, 0.8, 0.7005]], exact_scores, 3) == 1.0
     assert recall_within([[0.9, 0.8, 0.69]], exact_scores, 3) == round(2 / 3, 4)
     assert recall_within([[0.9]], exact_scores, 3) == round(1 / 3, 4)  # a short answer misses the rest
+
+
+def test_local_dimension_tells_a_flat_cloud_from_isotropic_noise():
+    rng = np.random.default_rng(3)
+    flat = rng.standard_normal((3000, 6)) @ rng.standard_normal((6, 384)) + 40 * np.eye(384)[0]
+    noise = rng.standard_normal((3000, 384)) + 40 * np.eye(384)[0]
+    flat, noise = (m / np.linalg.norm(m, axis=1, keepdims=True) for m in (flat, noise))
+    low = scale_rows.local_dimension(flat, 300, rng)
+    high = scale_rows.local_dimension(noise, 300, rng)
+    assert 3 < low < 10 and high > 60
+
+
+def test_the_gaussian_generator_keeps_each_topics_mean_and_spread():
+    rng = np.random.default_rng(4)
+    centres = rng.standard_normal((2, 384))
+    real = np.vstack([c + 0.3 * rng.standard_normal((200, 384)) for c in centres])
+    real /= np.linalg.norm(real, axis=1, keepdims=True)
+    topics = [0] * 200 + [1] * 200
+    gen = scale_rows.GaussianTopics(real, topics, rank=16, seed=1)
+    for topic in (0, 1):
+        made = gen.vectors(topic, 2000)
+        assert made.shape == (2000, 384) and np.allclose(np.linalg.norm(made, axis=1), 1, atol=1e-5)
+        mine = real[np.array(topics) == topic]
+        # the same mean direction, about the same spread around it; the other topic is far
+        assert made.mean(0) @ mine.mean(0) / np.linalg.norm(made.mean(0)) / np.linalg.norm(mine.mean(0)) > 0.99
+        spread = lambda m: float(np.mean(1 - m @ (m.mean(0) / np.linalg.norm(m.mean(0)))))  # noqa: E731
+        assert abs(spread(made) - spread(mine)) < 0.2 * spread(mine)
+        other = real[np.array(topics) != topic].mean(0)
+        assert made.mean(0) @ other / np.linalg.norm(made.mean(0)) / np.linalg.norm(other) < 0.9
