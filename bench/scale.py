@@ -219,14 +219,13 @@ def own_indexes(args, loader: Loader) -> dict:
     vector_indexes.py), with the configured build parameters (ENGRAM_VECTOR_INDEX_M /
     _EF_CONSTRUCTION): timed; kept by --reuse (the sweep builds only what is missing, and rebuilds
     the indexes built with other parameters)."""
-    from engram.adapters.store.vector_indexes import OWN_INDEX_ROWS, VectorIndexes
+    from engram.adapters.store import Store
+    from engram.adapters.store.vector_indexes import OWN_INDEX_ROWS
     from engram.settings import get_settings
 
     from sqlalchemy import text
 
-    settings = get_settings()
-    indexes = VectorIndexes(loader.engine, args.maintenance_work_mem, m=settings.vector_index_m,
-                            ef_construction=settings.vector_index_ef_construction)
+    indexes = Store(loader.engine).vector_indexes(args.maintenance_work_mem)
     started = time.perf_counter()
     done = indexes.sweep(args.own_index_rows or OWN_INDEX_ROWS)
     seconds = round(time.perf_counter() - started, 1)
@@ -234,7 +233,7 @@ def own_indexes(args, loader: Loader) -> dict:
     with loader.engine.connect() as conn:
         indexed = conn.execute(text("SELECT count(*) FROM chunks WHERE dataset_id = ANY(:d)"), {"d": own}).scalar_one()
     return {"seconds": seconds, "built": done["built"], "rebuilt": done["rebuilt"], "params": indexes.params,
-            "ef_search": settings.vector_ef_search, "rows": args.own_index_rows or OWN_INDEX_ROWS,
+            "ef_search": get_settings().vector_ef_search, "rows": args.own_index_rows or OWN_INDEX_ROWS,
             "chunks_indexed": indexed, "datasets_indexed": len(own)}
 
 

@@ -55,11 +55,12 @@ class Store:
     def engine(self) -> Engine:
         return self._engine or get_engine()
 
-    def vector_indexes(self) -> VectorIndexes:
-        """The per-dataset vector indexes' DDL (outside any unit of work: CONCURRENTLY)."""
+    def vector_indexes(self, maintenance_work_mem: str | None = None) -> VectorIndexes:
+        """The per-dataset vector indexes' DDL (outside any unit of work: CONCURRENTLY), with the
+        configured build parameters; `maintenance_work_mem` overrides the configured build memory."""
         settings = get_settings()
-        return VectorIndexes(self.engine, settings.vector_index_build_memory, m=settings.vector_index_m,
-                             ef_construction=settings.vector_index_ef_construction)
+        return VectorIndexes(self.engine, maintenance_work_mem or settings.vector_index_build_memory,
+                             m=settings.vector_index_m, ef_construction=settings.vector_index_ef_construction)
 
     @contextlib.contextmanager
     def unit_of_work(self) -> Iterator[UnitOfWork]:
