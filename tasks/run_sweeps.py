@@ -75,8 +75,11 @@ def sweep_runs(self) -> dict:
 @engram_task("engram.maintenance.vector_indexes")
 def sweep_vector_indexes(self) -> dict:
     """Per-dataset vector indexes (adapters/store/vector_indexes.py): built for each dataset past
-    the threshold on a vector table, dropped where the dataset's rows are gone."""
+    the threshold on a vector table, dropped where the dataset's rows are gone; a failed build
+    waits (backing off) and does not stop the others."""
     done = Store().vector_indexes().sweep()
-    if done["built"] or done["dropped"]:
-        log.info("vector index sweep: built %s, dropped %s", done["built"], done["dropped"])
+    if done["built"] or done["rebuilt"] or done["dropped"]:
+        log.info("vector index sweep: built %s, rebuilt %s, dropped %s", done["built"], done["rebuilt"], done["dropped"])
+    if done["failed"] or done["waiting"]:
+        log.warning("vector index sweep: failed %s, waiting to retry %s", done["failed"], done["waiting"])
     return done

@@ -10,18 +10,24 @@ sees, in a generic plan too) and one exact scan (btree on dataset_id, then dista
 filter's other datasets, re-sorted by distance. A maintenance sweep builds the indexes (CREATE
 INDEX CONCURRENTLY) once a dataset passes OWN_INDEX_ROWS rows in a table; forget drops them.
 A filter over many datasets with their own index (MAX_GRAPHS) reads the shared index instead:
-one graph walk, not one per dataset.
+one graph walk, not one per dataset. A build that fails (shared memory, a cancelled statement)
+does not stop the sweep's other builds, and waits before it is tried again (RETRY_FIRST_S, doubled
+per failure up to RETRY_MAX_S; migration 0023's vector_index_failures).
 Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULTS.md "Scale".
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DBAPIError
+
+log = logging.getLogger(__name__)
 
 # The vector tables recall reads under a dataset filter (each has a btree leading on dataset_id).
 VECTOR_TABLES = ("chunks", "chunk_windows", "summaries", "entities", "edges")
@@ -35,6 +41,8 @@ MAX_GRAPHS = 16
 EF_SEARCH = 100
 # pgvector's defaults, the own indexes' unless configured (ENGRAM_VECTOR_INDEX_M / _EF_CONSTRUCTION).
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64
+# A failed build waits this long before the next try, twice as long after each further failure, at most RETRY_MAX_S.
+RETRY_FIRST_S, RETRY_MAX_S = 900, 86_400
 PREFIX = "vx_"
 REBUILT = "_r"  # suffix of an own index's replacement while it is built
 
@@ -196,6 +204,7 @@ class VectorIndexes:
         names = [n for d in datasets for t in VECTOR_TABLES for n in (index_name(t, d), index_name(t, d) + REBUILT)
                  if n in present]
         self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in names)
+        self._forget_failures([index_name(t, d) for d in datasets for t in VECTOR_TABLES])
         return names
 
     def orphans(self) -> list[str]:
@@ -211,19 +220,62 @@ class VectorIndexes:
                     out.append(name)
         return out
 
+    def failures(self) -> dict[str, dict]:
+        """Indexes whose last build or rebuild failed: failures, last_error, retry_after."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(text("SELECT name, failures, last_error, retry_after, retry_after > now()"
+                                     " FROM vector_index_failures")).all()
+        return {r[0]: {"failures": r[1], "last_error": r[2], "retry_after": r[3], "waiting": r[4]} for r in rows}
+
+    def _attempt(self, name: str, action) -> bool:
+        """Run a build or rebuild; a database error is recorded (the next try waits), not raised."""
+        try:
+            action()
+        except DBAPIError as exc:
+            error = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:500]
+            log.warning("vector index %s failed, the sweep tries it again later: %s", name, error)
+            with self.engine.begin() as conn:
+                conn.execute(text(
+                    "INSERT INTO vector_index_failures AS f (name, failures, last_error, retry_after)"
+                    " VALUES (:n, 1, :e, now() + make_interval(secs => :first))"
+                    " ON CONFLICT (name) DO UPDATE SET failures = f.failures + 1, last_error = :e, failed_at = now(),"
+                    " retry_after = now() + make_interval(secs => least(:first * power(2, f.failures), :most))"),
+                    {"n": name, "e": error, "first": RETRY_FIRST_S, "most": RETRY_MAX_S})
+            return False
+        self._forget_failures([name])
+        return True
+
+    def _forget_failures(self, names: Sequence[str]) -> None:
+        if names:
+            with self.engine.begin() as conn:
+                conn.execute(text("DELETE FROM vector_index_failures WHERE name = ANY(:n)"), {"n": list(names)})
+
     def sweep(self, rows: int = OWN_INDEX_ROWS) -> dict:
         """Drop orphans, build what is due, rebuild what has other parameters: the beat's maintenance pass (one at a time: an
-        advisory lock, held by a session outside any transaction so concurrent builds can finish)."""
+        advisory lock, held by a session outside any transaction so concurrent builds can finish).
+        An index whose last try failed waits (RETRY_FIRST_S, doubling): listed as `waiting`."""
         with self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
             if not conn.execute(text("SELECT pg_try_advisory_lock(hashtext('engram.vector_indexes'))")).scalar_one():
-                return {"built": [], "rebuilt": [], "dropped": [], "skipped": True}
+                return {"built": [], "rebuilt": [], "dropped": [], "failed": [], "waiting": [], "skipped": True}
             try:
                 self._finish_replacements()
                 gone = self.orphans()
                 self._ddl(f'DROP INDEX CONCURRENTLY IF EXISTS "{n}"' for n in gone)
-                built = [self.build(table, dataset) for table, dataset in self.due(rows)]
-                rebuilt = [self.rebuild(name) for name in self.stale()]
+                due, stale = self.due(rows), self.stale()
+                pending = {index_name(t, d) for t, d in due} | set(stale)
+                known = self.failures()
+                # A failure whose index is neither due nor stale any more (built by hand, dataset gone) is history.
+                self._forget_failures([n for n in known if n not in pending])
+                waiting = sorted(n for n, f in known.items() if f["waiting"] and n in pending)
+                built, rebuilt, failed = [], [], []
+                for table, dataset in due:
+                    name = index_name(table, dataset)
+                    if name not in waiting:
+                        (built if self._attempt(name, lambda t=table, d=dataset: self.build(t, d)) else failed).append(name)
+                for name in stale:
+                    if name not in waiting:
+                        (rebuilt if self._attempt(name, lambda n=name: self.rebuild(n)) else failed).append(name)
             finally:
                 conn.execute(text("SELECT pg_advisory_unlock(hashtext('engram.vector_indexes'))"))
-        return {"built": built, "rebuilt": rebuilt, "dropped": gone}
+        return {"built": built, "rebuilt": rebuilt, "dropped": gone, "failed": failed, "waiting": waiting}

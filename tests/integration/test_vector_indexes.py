@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from sqlalchemy import text
 
 from engram.adapters.store.search import SearchRepository
-from engram.adapters.store.vector_indexes import REBUILT, VECTOR_TABLES, VectorIndexes, index_name
+from engram.adapters.store.vector_indexes import (REBUILT, RETRY_FIRST_S, VECTOR_TABLES, VectorIndexes,
+                                                   index_name)
 from engram.settings import Settings
 
 DIM_SEED = 11
@@ -175,3 +176,74 @@ def test_the_configured_ef_search_is_what_a_vector_read_runs_with(store, two_dat
         with store.engine.begin() as conn:
             SearchRepository(conn, ef_search=ef).chunks_by_vector([big], query, 10)
             assert conn.execute(text("SHOW hnsw.ef_search")).scalar_one() == str(ef)
+
+
+@pytest.fixture
+def refused_index(store, two_datasets):
+    """Postgres refuses to create one own index (the big dataset's on chunks): an event trigger
+    raising for a CREATE INDEX naming it, as a build that runs out of shared memory fails."""
+    name = index_name("chunks", two_datasets["big"][0])
+    with store.engine.begin() as conn:
+        conn.execute(text(
+            "CREATE OR REPLACE FUNCTION engram_test_refuse_index() RETURNS event_trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN IF current_query() LIKE '%{name}%' THEN"
+            " RAISE EXCEPTION 'could not resize shared memory segment (test)'; END IF; END $$"))
+        conn.execute(text("CREATE EVENT TRIGGER engram_test_refuse_index ON ddl_command_start WHEN TAG IN"
+                          " ('CREATE INDEX') EXECUTE FUNCTION engram_test_refuse_index()"))
+
+    def allow():
+        with store.engine.begin() as conn:
+            conn.execute(text("DROP EVENT TRIGGER IF EXISTS engram_test_refuse_index"))
+            conn.execute(text("DROP FUNCTION IF EXISTS engram_test_refuse_index()"))
+
+    try:
+        yield name, allow
+    finally:
+        allow()
+
+
+def _time_passes(store, name: str) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE vector_index_failures SET retry_after = now() - interval '1 second'"
+                          " WHERE name = :n"), {"n": name})
+
+
+def test_a_failing_build_waits_longer_each_time_and_does_not_stop_the_others(store, two_datasets, refused_index):
+    big, _, big_ids, big_v = two_datasets["big"]
+    name, allow = refused_index
+    indexes = store.vector_indexes()
+    done = indexes.sweep(rows=THRESHOLD)  # the refusal is recorded, not raised; the edges index still builds
+    assert done["failed"] == [name] and index_name("edges", big) in done["built"]
+    assert name not in indexes.present()
+    failure = indexes.failures()[name]
+    assert failure["failures"] == 1 and "could not resize shared memory" in failure["last_error"]
+    query = two_datasets["rng"].normal(size=two_datasets["dim"])
+    with store.unit_of_work() as uow:  # meanwhile recall reads the dataset exactly
+        found = [r["id"] for r in uow.search.chunks_by_vector([big], query, 10)]
+    assert found == _exact_top(big_ids, big_v, query, 10)
+
+    again = indexes.sweep(rows=THRESHOLD)  # the next sweep does not retry it yet
+    assert again["failed"] == [] and again["built"] == [] and again["waiting"] == [name]
+    assert indexes.failures()[name]["failures"] == 1
+
+    _time_passes(store, name)  # fails again: the wait doubles
+    assert indexes.sweep(rows=THRESHOLD)["failed"] == [name]
+    failure = indexes.failures()[name]
+    with store.engine.connect() as conn:
+        wait = conn.execute(text("SELECT extract(epoch FROM CAST(:t AS timestamptz) - now())"),
+                            {"t": failure["retry_after"]}).scalar_one()
+    assert failure["failures"] == 2 and 2 * RETRY_FIRST_S - 60 < wait <= 2 * RETRY_FIRST_S
+
+    allow()
+    _time_passes(store, name)  # the cause gone, the next try builds it and forgets the failures
+    assert indexes.sweep(rows=THRESHOLD)["built"] == [name]
+    assert indexes.present()[name] and name not in indexes.failures()
+
+
+def test_forget_clears_a_failing_index_record(store, two_datasets, refused_index):
+    big = two_datasets["big"][0]
+    name, _ = refused_index
+    store.vector_indexes().sweep(rows=THRESHOLD)
+    assert name in store.vector_indexes().failures()
+    store.vector_indexes().drop([big])  # what forget does after the dataset's rows went
+    assert name not in store.vector_indexes().failures()
