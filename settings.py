@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from engram.models.vector_index import EF_CONSTRUCTION_MAX, M_MAX, M_MIN, check_build_memory, check_build_params
 import importlib
 
 
@@ -119,9 +120,10 @@ class Settings(BaseSettings):
         default=300.0, gt=0, description="period of the sweep that gives each big dataset its own vector indexes")
     vector_ef_search: int = Field(default=100, ge=10, le=1000, description="hnsw.ef_search of every vector read: "
                                   "higher finds more of the exact nearest, slower (docs/operations.md)")
-    vector_index_m: int = Field(default=16, ge=2, le=100, description="HNSW m of each dataset's own vector "
+    vector_index_m: int = Field(default=16, ge=M_MIN, le=M_MAX, description="HNSW m of each dataset's own vector "
                                 "index (pgvector's default); the sweep rebuilds an index built with another")
-    vector_index_ef_construction: int = Field(default=64, ge=4, le=1000, description="HNSW ef_construction "
+    vector_index_ef_construction: int = Field(default=64, ge=2 * M_MIN, le=EF_CONSTRUCTION_MAX,
+                                              description="HNSW ef_construction "
                                               "of each dataset's own vector index (pgvector's default), >= 2 x m")
     vector_index_build_memory: str | None = Field(default=None, description="maintenance_work_mem of an own index's"
                                                   " build (512MB, 2GB); unset = the server's. docs/operations.md")
@@ -149,17 +151,16 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _hnsw(self) -> Settings:
-        if self.vector_index_ef_construction < 2 * self.vector_index_m:
-            raise ValueError(f"vector_index_ef_construction ({self.vector_index_ef_construction}) must be at least"
-                             f" 2 x vector_index_m ({self.vector_index_m}): pgvector refuses a smaller one")
+        try:
+            check_build_params(self.vector_index_m, self.vector_index_ef_construction)
+        except ValueError as exc:
+            raise ValueError(f"vector_index_m / vector_index_ef_construction: {exc}") from None
         return self
 
     @field_validator("vector_index_build_memory")
     @classmethod
     def _memory(cls, value: str | None) -> str | None:
-        if value is not None and not re.fullmatch(r"\d+[kMG]B", value):
-            raise ValueError(f"vector_index_build_memory must look like 512MB or 2GB, got {value!r}")
-        return value
+        return check_build_memory(value)
 
     @field_validator("extraction_mode")
     @classmethod

@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from engram.models.vector_index import check_build_memory
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 NOISE = 0.1  # norm of the Gaussian noise added to a chunk's (window's) mean vector
 CONVERSATION_SHARE = 0.1
@@ -363,8 +365,7 @@ class Loader:
         wanted, present = json.loads(saved.read_text()), self.vector_indexes()
         with self.engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-            if not re.fullmatch(r"\d+[kMG]B", memory):
-                raise ValueError(f"maintenance_work_mem must look like 512MB or 4GB, got {memory!r}")
+            check_build_memory(memory)
             conn.execute(text(f"SET maintenance_work_mem = '{memory}'"))  # the graph is built in memory
             for name, definition in wanted.items():
                 if name not in present:

@@ -43,13 +43,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 import uuid
 from pathlib import Path
 
 import numpy as np
+
+from engram.models.vector_index import check_build_memory
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -260,8 +261,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.chunks < 10 or not 1 <= args.real_sample <= args.chunks:
         parser.error("--chunks must be at least 10 and --real-sample between 1 and --chunks")
-    if not re.fullmatch(r"\d+[kMG]B", args.maintenance_work_mem):
-        parser.error(f"--maintenance-work-mem must look like 512MB or 4GB, got {args.maintenance_work_mem!r}")
+    try:
+        check_build_memory(args.maintenance_work_mem)
+    except ValueError as exc:
+        parser.error(f"--maintenance-work-mem: {exc}")
     if min(args.questions, args.warmup, args.k, args.batch) < 1:
         parser.error("--questions, --warmup, --k and --batch must be at least 1")
     return args

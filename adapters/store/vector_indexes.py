@@ -19,13 +19,14 @@ Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULT
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
+
+from engram.models.vector_index import check_build_memory, check_build_params
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +108,8 @@ class VectorIndexes:
                  ef_construction: int = HNSW_EF_CONSTRUCTION):
         self.engine = engine
         # The graph builds in memory (a 400k-vector graph needs ~1 GB); None: the server's setting.
-        if maintenance_work_mem is not None and not re.fullmatch(r"\d+[kMG]B", maintenance_work_mem):
-            raise ValueError(f"maintenance_work_mem must look like 512MB or 1GB, got {maintenance_work_mem!r}")
-        if not (2 <= int(m) <= 100 and 2 * int(m) <= int(ef_construction) <= 1000):
-            raise ValueError(f"HNSW m must be 2-100 and ef_construction 2 x m-1000, got m {m}, ef_construction"
-                             f" {ef_construction}")
-        self.memory = maintenance_work_mem
+        self.memory = check_build_memory(maintenance_work_mem)
+        check_build_params(int(m), int(ef_construction))
         # The graph's build parameters: an own index built with others is rebuilt by the sweep.
         self.params = (int(m), int(ef_construction))
 

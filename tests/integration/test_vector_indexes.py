@@ -163,7 +163,7 @@ def test_a_sweep_finishes_or_clears_a_rebuild_that_died(store, two_datasets):
 def test_bad_build_parameters_are_refused_before_any_ddl(store):
     with pytest.raises(ValueError, match="ef_construction"):
         VectorIndexes(store.engine, m=16, ef_construction=20)
-    with pytest.raises(ValidationError, match="at least 2 x vector_index_m"):
+    with pytest.raises(ValidationError, match="vector_index_m / vector_index_ef_construction: .* at least 2 x m"):
         Settings(vector_index_m=32, vector_index_ef_construction=40)
     with pytest.raises(ValidationError, match="must look like 512MB"):
         Settings(vector_index_build_memory="lots")
