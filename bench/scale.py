@@ -4,6 +4,7 @@
     python bench/scale.py --reuse                           # measure a deployment a completed build left
     python bench/scale.py --chunks 30000 --real-sample 3000 --questions 60    # a small validation run
     python bench/scale.py --build-only                      # build (or keep, with --reuse), measure nothing
+    python bench/scale.py --reuse --filters all --questions 50    # one filter of a kept deployment
     ENGRAM_VECTOR_INDEX_M=24 ENGRAM_VECTOR_INDEX_EF_CONSTRUCTION=200 ENGRAM_VECTOR_EF_SEARCH=200 \
         python bench/scale.py --reuse                       # own indexes rebuilt so, read at that ef_search
 
@@ -30,8 +31,9 @@ the query embedding inside; for each dataset filter (the smallest dataset, the l
 all ten): p50/p95/p99 of the default route, CHUNKS and CHUNKS_LEXICAL, and recall@10 of CHUNKS
 against the same lane with the indexes off (exact_scan: an exact ORDER BY distance) over the
 same filter. Below 0.95 the bench tries larger hnsw.ef_search values (the product sets
-hnsw.iterative_scan = relaxed_order and ef_search = max(40, 2 * 3 * top_k) in adapters/store/
-search.py) and prints recall and p95 for each. Prints Postgres bytes per chunk by relation
+hnsw.iterative_scan = relaxed_order and ef_search = max(ENGRAM_VECTOR_EF_SEARCH, 100 by default,
+2 x the rows asked) in adapters/store/search.py) and prints recall and p95 for each. `--filters
+largest,all` measures only those filters. Prints Postgres bytes per chunk by relation
 (heap, TOAST, each index) and the database size, build times per phase, the load average, and
 below --estimate-for chunks an extrapolation of build time and disk to that size. Writes
 bench/results/scale-<timestamp>.json. The state directory defaults to ~/.engram-bench-scale
@@ -56,6 +58,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "corpus"))
 from latency_rows import Document, Loader, text_pool  # noqa: E402 - beside this script
+from scale_measure import FILTER_NAMES  # noqa: E402
 from scale_rows import Synthesizer, TextGenerator, Vocabulary, split  # noqa: E402
 
 USER = "bench"
@@ -257,8 +260,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="below this many chunks, extrapolate build time and disk to it")
     parser.add_argument("--own-index-rows", type=int, default=0,
                         help="rows past which a dataset gets its own vector index (default: the product's)")
+    parser.add_argument("--filters", default="",
+                        help="measure only these filters, comma-separated: smallest, middle, largest, 3, all"
+                        " (default: every one)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    args.filters = [f.strip() for f in args.filters.split(",") if f.strip()]
+    if unknown := [f for f in args.filters if f not in FILTER_NAMES]:
+        parser.error(f"--filters takes {', '.join(FILTER_NAMES)}; got {', '.join(unknown)}")
     if args.chunks < 10 or not 1 <= args.real_sample <= args.chunks:
         parser.error("--chunks must be at least 10 and --real-sample between 1 and --chunks")
     try:

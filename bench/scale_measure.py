@@ -23,6 +23,10 @@ def summary(millis: list[float]) -> dict:
             "mean": round(statistics.fmean(millis), 2)}
 
 
+# --filters names -> the labels below
+FILTER_NAMES = {"smallest": "1 (smallest)", "middle": "1 (middle)", "largest": "1 (largest)", "3": "3", "all": "all"}
+
+
 def filters(ids: dict[str, object]) -> dict[str, list[str]]:
     """Dataset filters by label: the smallest dataset, a middle one, the largest, three
     (largest, middle, smallest), all of them. `ids` is in split order: largest first, smallest
@@ -127,7 +131,10 @@ def measure(args, ids: dict[str, object], embedder, gateway) -> dict:
     from engram.adapters.store.engine import get_engine
 
     out = {}
+    wanted = {FILTER_NAMES[f] for f in getattr(args, "filters", None) or FILTER_NAMES}
     for label, chosen in filters(ids).items():
+        if label not in wanted:
+            continue
         dataset_ids = [ids[n] for n in chosen]
         asked = questions(get_engine(), dataset_ids, args.questions + args.warmup, args.seed)
         warm, asked = asked[:args.warmup], asked[args.warmup:] or asked[:1]

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "scale.py"
@@ -52,6 +53,11 @@ def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys, monk
     # --reuse keeps the completed build.
     again = _bench_module().main([*argv, "--reuse", "--build-only"])
     assert again["deployment"]["reused"] and again["deployment"]["sizes"] == sizes and "filters" not in again
+    only = _bench_module().main([*argv, "--reuse", "--filters", "largest,all"])  # a chosen few filters
+    assert set(only["filters"]) == {"1 (largest)", "all"}
+    with pytest.raises(SystemExit):
+        _bench_module().main([*argv, "--reuse", "--filters", "everything"])
+    assert "--filters takes smallest, middle, largest, 3, all" in capsys.readouterr().err
     # The configured build parameters reach the own indexes: the defaults, then rebuilt with others.
     from engram.adapters.store.vector_indexes import index_name
     from engram.settings import get_settings
