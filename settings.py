@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+import importlib
 
 from engram.models.vector_index import EF_CONSTRUCTION_MAX, M_MAX, M_MIN, check_build_memory, check_build_params
-import importlib
 
 
 class Settings(BaseSettings):

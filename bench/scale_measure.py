@@ -131,7 +131,7 @@ def measure(args, ids: dict[str, object], embedder, gateway) -> dict:
     from engram.adapters.store.engine import get_engine
 
     out = {}
-    wanted = {FILTER_NAMES[f] for f in getattr(args, "filters", None) or FILTER_NAMES}
+    wanted = {FILTER_NAMES[f] for f in args.filters or FILTER_NAMES}
     for label, chosen in filters(ids).items():
         if label not in wanted:
             continue

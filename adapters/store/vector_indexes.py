@@ -109,9 +109,9 @@ class VectorIndexes:
         self.engine = engine
         # The graph builds in memory (a 400k-vector graph needs ~1 GB); None: the server's setting.
         self.memory = check_build_memory(maintenance_work_mem)
-        check_build_params(int(m), int(ef_construction))
         # The graph's build parameters: an own index built with others is rebuilt by the sweep.
         self.params = (int(m), int(ef_construction))
+        check_build_params(*self.params)
 
     def _ddl(self, statements: Iterable[str]) -> None:
         with self.engine.connect() as conn:
