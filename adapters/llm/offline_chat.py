@@ -12,15 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engram.adapters.llm.offline import (
-    Graph,
-    link_mentions,
-    Mention,
-    find_mentions,
-    node_for,
-    split_sentences,
-    trim_run,
-)
+from engram.adapters.llm.offline import Graph, link_mentions, node_for
+from engram.adapters.llm.offline_mentions import Mention, find_mentions, split_sentences, trim_run
 from engram.adapters.llm.offline_words import (
     CLAUSE_WORDS,
     COMMON_ENDINGS,
