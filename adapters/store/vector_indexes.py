@@ -10,7 +10,13 @@ sees, in a generic plan too) and one exact scan (btree on dataset_id, then dista
 filter's other datasets, re-sorted by distance. A maintenance sweep builds the indexes (CREATE
 INDEX CONCURRENTLY) once a dataset passes OWN_INDEX_ROWS rows in a table; forget drops them.
 A filter over many datasets with their own index (MAX_GRAPHS) reads the shared index instead:
-one graph walk, not one per dataset. A build that fails (shared memory, a cancelled statement)
+one graph walk, not one per dataset.
+An own index is built on the half-precision copy of the vector (`embedding::halfvec(D)`,
+halfvec_cosine_ops) and its read orders by that expression, so the planner cannot answer it
+from the shared index instead: on the same column and operator it could, and did whenever the
+own graph's cost estimate (which grows with m) passed the shared one's: at m 32 it walked the
+shared graph with the filter, recall@10 0.43 instead of the own graph's. The rows it returns are
+re-ranked by their full-precision distance; the half-precision graph is half the bytes. A build that fails (shared memory, a cancelled statement)
 does not stop the sweep's other builds, and waits before it is tried again (RETRY_FIRST_S, doubled
 per failure up to RETRY_MAX_S; migration 0023's vector_index_failures).
 Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULTS.md "Scale".
@@ -59,6 +65,7 @@ class Route(NamedTuple):
     own: list[uuid.UUID]  # datasets read through their own HNSW index
     rest: list[uuid.UUID]  # the others: one scan
     exact: bool  # that scan exact (else through the shared index, iterative scan)
+    dims: int = 0  # the vectors' dimension (the own indexes' halfvec(dims) expression)
 
 
 def routes(conn: Connection, tables: Sequence[str], datasets: Sequence[uuid.UUID]) -> dict[str, Route]:
@@ -69,14 +76,17 @@ def routes(conn: Connection, tables: Sequence[str], datasets: Sequence[uuid.UUID
     chunks = dict(conn.execute(text("SELECT dataset_id, chunks FROM chunk_lex_stats WHERE dataset_id = ANY(:d)"),
                                {"d": list(datasets)}).all())
     wanted = {index_name(t, d): (t, d) for t in tables for d in datasets}
-    found = set(conn.execute(text(
-        "SELECT n FROM unnest(CAST(:n AS text[])) n JOIN pg_index i ON i.indexrelid = to_regclass(n)"
-        " WHERE i.indisvalid AND i.indisready"), {"n": sorted(wanted)}).scalars().all())
+    # Valid own indexes of the current form (an older full-precision one counts as none until rebuilt).
+    found = dict(conn.execute(text(
+        "SELECT n, a.atttypmod FROM unnest(CAST(:n AS text[])) n JOIN pg_index i ON i.indexrelid = to_regclass(n)"
+        " JOIN pg_attribute a ON a.attrelid = i.indexrelid AND a.attnum = 1"
+        " WHERE i.indisvalid AND i.indisready AND a.atttypid = to_regtype('halfvec')"), {"n": sorted(wanted)}).all())
     out = {}
     for table in tables:
         own = [d for d in datasets if index_name(table, d) in found]
         rest = [d for d in datasets if index_name(table, d) not in found]
-        out[table] = (Route(own, rest, sum(chunks.get(d, 0) for d in rest) < EXACT_MAX_CHUNKS)
+        dims = found[index_name(table, own[0])] if own else 0
+        out[table] = (Route(own, rest, sum(chunks.get(d, 0) for d in rest) < EXACT_MAX_CHUNKS, dims)
                       if len(own) < MAX_GRAPHS else Route([], list(datasets), False))
     return out
 
@@ -88,7 +98,9 @@ def nearest_sql(table: str, alias: str, columns: str, where: str, route: Route, 
     The caller binds the route's `rest` datasets as `rest`."""
     distance = f"{alias}.embedding <=> CAST(:v AS vector)"
     base = f"SELECT {columns}, {distance} AS distance FROM {table} {alias} WHERE {alias}.embedding IS NOT NULL{where}"
-    parts = [f"({base} AND {alias}.dataset_id = '{uuid.UUID(str(d))}' ORDER BY {distance} LIMIT {limit})"
+    # An own index's order: its expression, which the shared index cannot serve; rows keep their exact distance.
+    half = f"{alias}.embedding::halfvec({int(route.dims)}) <=> CAST(:v AS halfvec({int(route.dims)}))"
+    parts = [f"({base} AND {alias}.dataset_id = '{uuid.UUID(str(d))}' ORDER BY {half} LIMIT {limit})"
              for d in route.own]
     if route.rest and route.exact:  # OFFSET 0: planned alone, so no index order reaches it: an exact scan
         parts.append(f"(SELECT * FROM ({base} AND {alias}.dataset_id = ANY(CAST({rest} AS uuid[])) OFFSET 0) x"
@@ -123,23 +135,27 @@ class VectorIndexes:
         """Every per-dataset vector index by name: valid or not (a failed concurrent build's)."""
         return {name: valid for name, (valid, _) in self._indexes().items()}
 
-    def _indexes(self) -> dict[str, tuple[bool, tuple[int, int]]]:
-        """Every per-dataset vector index (replacements being built included): valid, (m, ef_construction)."""
+    def _indexes(self) -> dict[str, tuple[bool, tuple[int, int, bool]]]:
+        """Every per-dataset vector index (replacements being built included): valid, (m,
+        ef_construction, of the current half-precision form)."""
         with self.engine.connect() as conn:
             rows = conn.execute(text(
-                "SELECT c.relname, i.indisvalid, c.reloptions FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                "SELECT c.relname, i.indisvalid, c.reloptions, a.atttypid = to_regtype('halfvec') FROM pg_class c"
+                " JOIN pg_index i ON i.indexrelid = c.oid JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = 1"
                 " WHERE c.relname LIKE :p AND c.relnamespace = current_schema()::regnamespace"),
                 {"p": PREFIX.replace("_", r"\_") + "%"}).all()
         out = {}
-        for name, valid, options in rows:
+        for name, valid, options, half in rows:
             given = dict(o.split("=", 1) for o in options or [])
-            out[name] = (valid, (int(given.get("m", HNSW_M)), int(given.get("ef_construction", HNSW_EF_CONSTRUCTION))))
+            out[name] = (valid, (int(given.get("m", HNSW_M)), int(given.get("ef_construction", HNSW_EF_CONSTRUCTION)),
+                                 bool(half)))
         return out
 
     def stale(self) -> list[str]:
-        """Valid own indexes built with other parameters than this one's (m, ef_construction)."""
+        """Valid own indexes built with other parameters than this one's (m, ef_construction) or
+        in the older full-precision form (which recall no longer reads)."""
         return sorted(n for n, (valid, params) in self._indexes().items()
-                      if valid and not n.endswith(REBUILT) and params != self.params)
+                      if valid and not n.endswith(REBUILT) and params != (*self.params, True))
 
     def due(self, rows: int = OWN_INDEX_ROWS) -> list[tuple[str, uuid.UUID]]:
         """(table, dataset) pairs at `rows` or more rows without a valid own index."""
@@ -164,7 +180,11 @@ class VectorIndexes:
 
     def _create(self, name: str, table: str, dataset: uuid.UUID) -> str:
         m, construction = self.params
-        return (f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON {table} USING hnsw (embedding vector_cosine_ops)'
+        with self.engine.connect() as conn:  # the column's dimension: halfvec needs it spelled out
+            dims = conn.execute(text("SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass(:t)"
+                                     " AND attname = 'embedding'"), {"t": table}).scalar_one()
+        return (f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON {table}'
+                f" USING hnsw ((embedding::halfvec({int(dims)})) halfvec_cosine_ops)"
                 f" WITH (m = {m}, ef_construction = {construction}) WHERE dataset_id = '{uuid.UUID(str(dataset))}'")
 
     def rebuild(self, name: str) -> str:

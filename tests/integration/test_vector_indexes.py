@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from engram.adapters.store.search import SearchRepository
 from engram.adapters.store.vector_indexes import (REBUILT, RETRY_FIRST_S, VECTOR_TABLES, VectorIndexes,
-                                                   index_name)
+                                                   index_name, nearest_sql, routes)
 from engram.settings import Settings
 
 DIM_SEED = 11
@@ -100,14 +100,55 @@ def test_a_dataset_past_the_threshold_gets_its_own_index_and_forget_removes_it(s
         found = [r["id"] for r in uow.search.chunks_by_vector([big, small], query, 10)]
         both = _exact_top(big_ids + two_datasets["small"][2], np.vstack([big_v, two_datasets["small"][3]]), query, 10)
         assert len(set(found) & set(both)) >= 9  # HNSW: approximate, at 200 rows all but exact
-        # Of the two graphs, the planner walks the big dataset's own (at 200 rows a sort is cheaper still).
-        uow.conn.execute(text("SET LOCAL enable_sort = off"))
-        plan = uow.conn.execute(text(
-            f"EXPLAIN SELECT id FROM chunks WHERE embedding IS NOT NULL AND dataset_id = '{big}'"
-            " ORDER BY embedding <=> CAST(:v AS vector) LIMIT 10"), {"v": _vec(query)}).scalars().all()
-        assert index_name("chunks", big) in "\n".join(plan)
+        assert index_name("chunks", big) in _plan(uow.conn, big, query)  # recall's read walks the own graph
     client.forget(big_name)
     assert not any(index_name(t, big) in store.vector_indexes().present() for t in VECTOR_TABLES)
+
+
+def _plan(conn, dataset: uuid.UUID, query) -> str:
+    """The plan of recall's own read of the dataset's chunks (a sort forbidden: at 200 rows sorting
+    them all would be cheaper than any graph)."""
+    conn.execute(text("SET LOCAL enable_sort = off"))
+    sql = nearest_sql("chunks", "h", "h.id", "", routes(conn, ["chunks"], [dataset])["chunks"])
+    return "\n".join(conn.execute(text(f"EXPLAIN {sql}"), {"v": _vec(query), "k": 10, "rest": []}).scalars())
+
+
+def test_a_dataset_with_its_own_graph_is_never_read_through_the_shared_one(store, two_datasets):
+    # At 1M chunks the planner, free to pick either graph for a dataset's read, walked the shared
+    # one with the filter once the own graph was built with m 32 (its cost estimate grows with m):
+    # recall@10 0.43. The own read's order is now one that only the own graph can give.
+    big, _, big_ids, big_v = two_datasets["big"]
+    VectorIndexes(store.engine, m=32, ef_construction=64).sweep(rows=THRESHOLD)
+    query = two_datasets["rng"].normal(size=two_datasets["dim"])
+    with store.unit_of_work() as uow:
+        assert index_name("chunks", big) in _plan(uow.conn, big, query)
+        found = [r["id"] for r in uow.search.chunks_by_vector([big], query, 10)]
+    assert len(set(found) & set(_exact_top(big_ids, big_v, query, 10))) >= 9
+    with store.engine.connect() as conn, conn.begin() as tx:  # the own graph gone (rolled back after)
+        route = routes(conn, ["chunks"], [big])["chunks"]
+        conn.execute(text(f'DROP INDEX "{index_name("chunks", big)}"'))
+        conn.execute(text("SET LOCAL enable_sort = off"))
+        sql = nearest_sql("chunks", "h", "h.id", "", route)
+        plan = "\n".join(conn.execute(text(f"EXPLAIN {sql}"), {"v": _vec(query), "k": 10, "rest": []}).scalars())
+        tx.rollback()
+    assert "ix_chunks_embedding" not in plan, plan
+
+
+def test_an_own_index_of_the_older_full_precision_form_is_rebuilt_and_read_meanwhile(store, two_datasets):
+    big, _, big_ids, big_v = two_datasets["big"]
+    name = index_name("chunks", big)
+    with store.engine.connect() as conn:  # as an earlier release built it
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text(
+            f'CREATE INDEX "{name}" ON chunks USING hnsw (embedding vector_cosine_ops) WHERE dataset_id = \'{big}\''))
+    query = two_datasets["rng"].normal(size=two_datasets["dim"])
+    with store.unit_of_work() as uow:  # not read as an own graph: the dataset's rows are still found
+        assert routes(uow.conn, ["chunks"], [big])["chunks"].own == []
+        found = [r["id"] for r in uow.search.chunks_by_vector([big], query, 10)]
+    assert len(set(found) & set(_exact_top(big_ids, big_v, query, 10))) >= 9
+    done = store.vector_indexes().sweep(rows=THRESHOLD)
+    assert name in done["rebuilt"]
+    with store.unit_of_work() as uow:
+        assert name in _plan(uow.conn, big, query)
 
 
 def test_the_sweep_drops_an_index_whose_dataset_was_emptied(store, two_datasets):
