@@ -5,6 +5,7 @@ relation; an extrapolation of build time and disk; the printed summary. Bench-on
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from contextlib import contextmanager
@@ -85,22 +86,20 @@ def recall_within(found: list[list[float]], exact: list[list[float]], k: int, ep
 
 @contextmanager
 def ef_search(value: int):
-    """The product's vector reads with hnsw.ef_search = `value` (iterative scan as the product sets it)."""
-    from sqlalchemy import text
+    """The product's vector reads at ENGRAM_VECTOR_EF_SEARCH = `value`: the setting a user changes."""
+    from engram.settings import reset_settings
 
-    from engram.adapters.store.search import SearchRepository
-
-    original = SearchRepository._nearest
-
-    def nearest(self, limit):
-        original(self, limit)
-        if not self.exact:
-            self.conn.execute(text(f"SET LOCAL hnsw.ef_search = {int(value)}"))
-    SearchRepository._nearest = nearest
+    before = os.environ.get("ENGRAM_VECTOR_EF_SEARCH")
+    os.environ["ENGRAM_VECTOR_EF_SEARCH"] = str(int(value))
+    reset_settings()
     try:
         yield
     finally:
-        SearchRepository._nearest = original
+        if before is None:
+            os.environ.pop("ENGRAM_VECTOR_EF_SEARCH", None)
+        else:
+            os.environ["ENGRAM_VECTOR_EF_SEARCH"] = before
+        reset_settings()
 
 
 def measure_filter(datasets: list[str], asked: list[str], warm: list[str], k: int, embedder, gateway) -> dict:

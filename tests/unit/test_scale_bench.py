@@ -133,3 +133,14 @@ def test_the_gaussian_generator_keeps_each_topics_mean_and_spread():
         assert abs(spread(made) - spread(mine)) < 0.2 * spread(mine)
         other = real[np.array(topics) != topic].mean(0)
         assert made.mean(0) @ other / np.linalg.norm(made.mean(0)) / np.linalg.norm(other) < 0.9
+
+
+def test_the_bench_tries_an_ef_search_through_the_products_own_setting(monkeypatch):
+    import scale_measure
+
+    from engram.settings import get_settings
+
+    monkeypatch.setenv("ENGRAM_VECTOR_EF_SEARCH", "120")
+    with scale_measure.ef_search(400):  # each unit of work's vector reads take it from the settings
+        assert get_settings().vector_ef_search == 400
+    assert get_settings().vector_ef_search == 120  # the setting as it was
