@@ -120,11 +120,11 @@ class Settings(BaseSettings):
         default=300.0, gt=0, description="period of the sweep that gives each big dataset its own vector indexes")
     vector_ef_search: int = Field(default=100, ge=10, le=1000, description="hnsw.ef_search of every vector read: "
                                   "higher finds more of the exact nearest, slower (docs/operations.md)")
-    vector_index_m: int = Field(default=16, ge=M_MIN, le=M_MAX, description="HNSW m of each dataset's own vector "
-                                "index (pgvector's default); the sweep rebuilds an index built with another")
-    vector_index_ef_construction: int = Field(default=64, ge=2 * M_MIN, le=EF_CONSTRUCTION_MAX,
+    vector_index_m: int = Field(default=32, ge=M_MIN, le=M_MAX, description="HNSW m of each dataset's own vector "
+                                "index; the sweep rebuilds an index built with another (docs/operations.md)")
+    vector_index_ef_construction: int = Field(default=256, ge=2 * M_MIN, le=EF_CONSTRUCTION_MAX,
                                               description="HNSW ef_construction "
-                                              "of each dataset's own vector index (pgvector's default), >= 2 x m")
+                                              "of each dataset's own vector index, >= 2 x m")
     vector_index_build_memory: str | None = Field(default=None, description="maintenance_work_mem of an own index's"
                                                   " build (512MB, 2GB); unset = the server's. docs/operations.md")
     # Agentic completion (SPEC 8)

@@ -72,8 +72,8 @@ def test_bench_scale_builds_measures_and_reuses(services, tmp_path, capsys, monk
                                      {"n": [index_name("chunks", d) for d in big]}).all())
 
     built = _bench_module().main([*argv, "--reuse", "--build-only", "--own-index-rows", "50"])
-    assert built["own_indexes"]["params"] == (16, 64) and built["own_indexes"]["datasets_indexed"] >= 1
-    assert options() and set(options().values()) == {"m=16,ef_construction=64"}
+    assert built["own_indexes"]["params"] == (32, 256) and built["own_indexes"]["datasets_indexed"] >= 1
+    assert options() and set(options().values()) == {"m=32,ef_construction=256"}
     monkeypatch.setenv("ENGRAM_VECTOR_INDEX_M", "8")
     monkeypatch.setenv("ENGRAM_VECTOR_INDEX_EF_CONSTRUCTION", "20")
     get_settings.cache_clear()

@@ -172,7 +172,7 @@ def test_changed_build_parameters_rebuild_each_own_index_under_its_name(store, t
     big, _, big_ids, big_v = two_datasets["big"]
     store.vector_indexes().sweep(rows=THRESHOLD)
     name = index_name("chunks", big)
-    assert _options(store, name) == ["m=16", "ef_construction=64"]  # the defaults, spelled out
+    assert _options(store, name) == ["m=32", "ef_construction=256"]  # the defaults, spelled out
     tuned = VectorIndexes(store.engine, "64MB", m=8, ef_construction=40)  # with its build memory
     assert name in tuned.stale()
     done = tuned.sweep(rows=THRESHOLD)
