@@ -16,9 +16,10 @@ halfvec_cosine_ops) and its read orders by that expression, so the planner canno
 from the shared index instead: on the same column and operator it could, and did whenever the
 own graph's cost estimate (which grows with m) passed the shared one's: at m 32 it walked the
 shared graph with the filter, recall@10 0.43 instead of the own graph's. The rows it returns are
-re-ranked by their full-precision distance; the half-precision graph is half the bytes. A build that fails (shared memory, a cancelled statement)
-does not stop the sweep's other builds, and waits before it is tried again (RETRY_FIRST_S, doubled
-per failure up to RETRY_MAX_S; migration 0023's vector_index_failures).
+re-ranked by their full-precision distance; the half-precision graph takes about 40 % fewer bytes.
+A build that fails (shared memory, a cancelled statement) does not stop the sweep's other builds,
+and waits before it is tried again (RETRY_FIRST_S, doubled per failure up to RETRY_MAX_S;
+migration 0023's vector_index_failures).
 Figures and the rationale: bench/NOTES.md "Filtered vector search", bench/RESULTS.md "Scale".
 """
 
