@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-import importlib
 
 from engram.models.vector_index import EF_CONSTRUCTION_MAX, M_MAX, M_MIN, check_build_memory, check_build_params
 

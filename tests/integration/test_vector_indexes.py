@@ -105,11 +105,11 @@ def test_a_dataset_past_the_threshold_gets_its_own_index_and_forget_removes_it(s
     assert not any(index_name(t, big) in store.vector_indexes().present() for t in VECTOR_TABLES)
 
 
-def _plan(conn, dataset: uuid.UUID, query) -> str:
-    """The plan of recall's own read of the dataset's chunks (a sort forbidden: at 200 rows sorting
-    them all would be cheaper than any graph)."""
+def _plan(conn, dataset: uuid.UUID, query, route=None) -> str:
+    """The plan of recall's read of the dataset's chunks, by its current route unless given (a sort
+    forbidden: at 200 rows sorting them all would be cheaper than any graph)."""
     conn.execute(text("SET LOCAL enable_sort = off"))
-    sql = nearest_sql("chunks", "h", "h.id", "", routes(conn, ["chunks"], [dataset])["chunks"])
+    sql = nearest_sql("chunks", "h", "h.id", "", route or routes(conn, ["chunks"], [dataset])["chunks"])
     return "\n".join(conn.execute(text(f"EXPLAIN {sql}"), {"v": _vec(query), "k": 10, "rest": []}).scalars())
 
 
@@ -125,11 +125,9 @@ def test_a_dataset_with_its_own_graph_is_never_read_through_the_shared_one(store
         found = [r["id"] for r in uow.search.chunks_by_vector([big], query, 10)]
     assert len(set(found) & set(_exact_top(big_ids, big_v, query, 10))) >= 9
     with store.engine.connect() as conn, conn.begin() as tx:  # the own graph gone (rolled back after)
-        route = routes(conn, ["chunks"], [big])["chunks"]
+        route = routes(conn, ["chunks"], [big])["chunks"]  # the read as planned with the own graph there
         conn.execute(text(f'DROP INDEX "{index_name("chunks", big)}"'))
-        conn.execute(text("SET LOCAL enable_sort = off"))
-        sql = nearest_sql("chunks", "h", "h.id", "", route)
-        plan = "\n".join(conn.execute(text(f"EXPLAIN {sql}"), {"v": _vec(query), "k": 10, "rest": []}).scalars())
+        plan = _plan(conn, big, query, route)
         tx.rollback()
     assert "ix_chunks_embedding" not in plan, plan
 
