@@ -18,6 +18,9 @@ rounds:   `--rounds N` runs N warm sets (other documents each), and each set's f
           its pipeline run, with the worker idle in between (the memory sampler paused): the
           machine's speed drifts over minutes, so a pipeline run and its floor measured seconds
           apart pair up. The report gives each set's ratio and the median over the warm sets.
+sweep:    the vector index sweep is sent as beat sends it, every ENGRAM_VECTOR_INDEX_SWEEP_SECONDS
+          (--sweep overrides, 0 = never): a dataset past 2,000 rows gets its own HNSW graphs, as in
+          a fleet, and the run's later rows are written into them too.
 speed:    one torch thread's forward of a short text and of a 256-token chunk, right after the
           first set and at the end: this host's speed drifts up to 3x over hours, so runs compare
           only alongside their probes. `--scale` also prints, per stretch between checkpoints,
@@ -70,11 +73,14 @@ def build_cassette(docs: list[tuple[str, str]], settings, latency: float, path: 
 ACCEPT_BATCH = 500  # documents per remember: larger sets go as several accepts, back to back
 
 
-def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tuple[int, ...] = ()) -> dict:
+def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tuple[int, ...] = (),
+                 sweep: float = 0.0) -> dict:
     from sqlalchemy import text
 
+    from engram.beat_schedule import beat_schedule
     from engram.adapters.store import Store
     from engram.pipelines.cognify.flow import EMBED_AND_LOAD
+    from engram.settings import get_settings
     from engram.tasks.client import EngramClient
 
     client = EngramClient(app, timeout=600, local_reads=True)
@@ -87,7 +93,14 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
         handle = client.remember(dataset=dataset, items=[{"text": t, "name": n} for n, t in docs[at:at + ACCEPT_BATCH]])
         run_ids += [r.run_id for r in handle.runs]
     accepted = time.perf_counter() - started
+    # The vector index sweep as beat sends it (its entry's task and options) every `sweep` seconds:
+    # past 2,000 rows the dataset gets its own graphs, which every later row is written into.
+    entry = beat_schedule(get_settings())["vector-indexes"]
+    sweeps, swept_at = 0, started
     while True:  # only to learn that all are done: the times come from the runs' own rows
+        if sweep and time.perf_counter() - swept_at >= sweep:
+            app.send_task(entry["task"], **entry["options"])
+            sweeps, swept_at = sweeps + 1, time.perf_counter()
         with store.unit_of_work() as uow:
             done = uow.conn.execute(text("SELECT count(*) FROM pipeline_runs WHERE id = ANY(:r)"
                                          " AND status IN ('completed', 'failed')"), {"r": run_ids}).scalar_one()
@@ -114,7 +127,8 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
            "llm_calls": int(row[2] or 0),
            "texts": int(row[4] or 0), "texts_embedded": _embedded_counter() - embedded_before,
            "vectors_stored": _stored_vectors() - stored_before,
-           "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0)}
+           "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0),
+           "sweeps_sent": sweeps, "own_indexes": own_indexes(dataset)}
     if checkpoints:
         out["checkpoints"] = {str(k): {"s": round(v, 3), "docs_per_s": round(k / v, 3)} for k, v in sorted(reached.items())}
         out["intervals"] = interval_costs(run_ids, sorted(reached.items()))
@@ -147,6 +161,21 @@ def interval_costs(run_ids, reached: list[tuple[int, float]]) -> list[dict]:
                     "stage_mean_s": {k: round(sum(v) / len(v), 3) for k, v in stages.items() if k != ADD.name}})
         low, before = mark, at
     return out
+
+
+def own_indexes(dataset_name: str) -> list[str]:
+    """The vector tables on which the run's dataset has its own HNSW index (valid) at the end."""
+    from sqlalchemy import text
+
+    from engram.adapters.store import Store
+    from engram.adapters.store.vector_indexes import VECTOR_TABLES, index_name
+
+    with Store().unit_of_work() as uow:
+        ids = uow.conn.execute(text("SELECT id FROM datasets WHERE name = :n"), {"n": dataset_name}).scalars().all()
+        names = {index_name(t, d): t for t in VECTOR_TABLES for d in ids}
+        valid = uow.conn.execute(text("SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
+                                      " WHERE c.relname = ANY(:n) AND i.indisvalid"), {"n": sorted(names)}).scalars()
+        return sorted(names[n] for n in valid)
 
 
 def _embedded_counter() -> int:
@@ -196,6 +225,9 @@ def main() -> None:
                         help="no floor (e.g. with --scale, whose figure is docs/s at each count)")
     parser.add_argument("--keep-services", action="store_true",
                         help="leave the embedded Postgres and Redis running when this run started them")
+    parser.add_argument("--sweep", type=float, default=None,
+                        help="send the vector index sweep every this many seconds, as beat does (default: the "
+                             "product's ENGRAM_VECTOR_INDEX_SWEEP_SECONDS, 300); 0 = never")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args()
     if args.rounds < 1 or args.docs < 1:
@@ -211,6 +243,8 @@ def main() -> None:
     from engram.adapters.services import embedded_to_start, stop_embedded
 
     reset_settings()
+    if args.sweep is None:
+        args.sweep = get_settings().vector_index_sweep_seconds
     started = embedded_to_start(get_settings())
     prepare_services()
     try:
@@ -295,7 +329,7 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
             wanted = unique_texts(prepare_floor(docs, uuid.uuid4(), settings), set())
             already = stored_keys(wanted, settings)
             cpu_before = cpu_by_command()
-            result = run_pipeline(app, docs, f"bench-{phase}-{run_tag}", checkpoints=checkpoints)
+            result = run_pipeline(app, docs, f"bench-{phase}-{run_tag}", checkpoints=checkpoints, sweep=args.sweep)
             result["cpu_s"] = cpu_delta(cpu_before, cpu_by_command())
             result["unique_texts_new"] = len(wanted) - already
             phases[phase] = result
@@ -328,6 +362,7 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
     report = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "docs_per_set": len(sets[0][1]),
               "chunks": chunks, "workers": args.workers, "rounds": len(sets) - 1, "llm_latency_s": args.llm_latency,
               "llm_slots": slots, "torch_threads_floor": torch_threads(1), "worker_ready_s": round(ready, 3),
+              "sweep_s": args.sweep,
               "model_load_s": round(load_s, 3),
               "speed_probe": probes, "pipeline": phases, "floor": floors, "memory": mem,
               "load_average": os.getloadavg()}
@@ -362,6 +397,8 @@ def _run(args, generate, start_worker, stop_worker, wait_for_worker) -> None:
               f" / unique new {p['unique_texts_new']} (of {p['texts']} texts; {p['vectors_stored']} vectors stored; "
               f"{p['llm_calls']} LLM calls; accepted after {p['accept_s']:.2f}s)")
         print("      cpu s: " + ", ".join(f"{k} {v:.1f}" for k, v in list(p["cpu_s"].items())[:6]))
+        print(f"      vector index sweeps sent: {p['sweeps_sent']} (every {args.sweep:g}s); the dataset's own"
+              f" indexes at the end: {', '.join(p['own_indexes']) or 'none'}")
         if f:
             print(f"      floor    {f['wall_s']:7.2f}s {f['docs_per_s']:6.2f} docs/s  embed {f['embed_s']:.2f}s of "
                   f"{f['texts_embedded']} texts, write {f['write_s']:.2f}s  ratio {p['wall_s'] / f['wall_s']:.2f}")
