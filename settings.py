@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +28,9 @@ class Settings(BaseSettings):
         default=None, description="HMAC key of Engram's own messages (internal tasks refuse others); unset = one "
         "generated in state_dir. Every process of a fleet needs the same key")
     state_dir: Path = Field(default=Path("~/.engram"), description="embedded servers' data and sockets")
+    embedded_shared_buffers: str = Field(
+        default="auto", description="shared_buffers of the embedded Postgres (512MB, 4GB); auto = a quarter of "
+        "the machine's memory, 128MB to 8GB. Applied when the server starts (docs/operations.md)")
     database_name: str = "engram"
 
     # --- LLM: unset = the deterministic offline extractor; "replay:<path>" = cassette ---
@@ -156,6 +160,15 @@ class Settings(BaseSettings):
         except ValueError as exc:
             raise ValueError(f"vector_index_m / vector_index_ef_construction: {exc}") from None
         return self
+
+    @field_validator("embedded_shared_buffers")
+    @classmethod
+    def _shared_buffers(cls, value: str) -> str:
+        match = re.fullmatch(r"(\d+)([MG])B", value)
+        if value != "auto" and (not match or int(match[1]) * (1024 if match[2] == "G" else 1) < 128):
+            raise ValueError(f"embedded_shared_buffers must be auto or a size of at least 128MB like 512MB or 4GB,"
+                             f" got {value!r}")
+        return value
 
     @field_validator("vector_index_build_memory")
     @classmethod

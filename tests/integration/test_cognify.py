@@ -173,7 +173,7 @@ def test_llm_failure_retries_within_bound_fails_cleanly_then_retry_resumes(
                           "response": _extraction("Kestrel Foods")}])
     w.client.retry(status.run_id)
     final = RunHandle(w.client, status.run_id).wait(timeout=120)
-    assert final.status == "completed"
+    assert final.status == "completed", final.error
     stages = {s.stage: s for s in final.stages}
     assert stages["classify"].attempts == 1 and stages["chunk"].attempts == 1  # not redone
     assert stages["extract_graph_and_summarize"].status == "completed"

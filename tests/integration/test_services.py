@@ -91,3 +91,26 @@ def test_a_niced_process_s_postgres_session_runs_at_its_niceness(services, nice)
                           timeout=120, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) == max(nice, os.getpriority(os.PRIO_PROCESS, server))
+
+
+def _shared_buffers(url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://")) as conn:
+        return conn.execute("SHOW shared_buffers").fetchone()[0]
+
+
+def test_the_embedded_postgres_runs_with_the_configured_shared_buffers_from_its_first_start(state_dir):
+    """initdb's 128MB would keep a big deployment's vector graphs out of memory: the server's
+    first start already has the setting, and a changed setting holds from the next start."""
+    s = Settings(state_dir=state_dir, database_url=None, redis_url="redis://unused:1/0",
+                 embedded_shared_buffers="192MB")
+    url = services.resolve(s).database_url
+    assert _shared_buffers(url) == "192MB"
+    changed = s.model_copy(update={"embedded_shared_buffers": "256MB"})
+    assert services.resolve(changed).database_url == url
+    assert _shared_buffers(url) == "192MB"  # a running server keeps its memory until it restarts
+    assert services.stop_embedded_postgres(changed)
+    assert services.resolve(changed).database_url == url
+    assert _shared_buffers(url) == "256MB"
+    assert "shared_buffers = '256MB'" in (state_dir / "postgres" / services.SERVER_CONF).read_text()
