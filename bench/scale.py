@@ -282,15 +282,28 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     args = parse(argv)
     os.environ.setdefault("ENGRAM_STATE_DIR", str(Path("~/.engram-bench-scale").expanduser()))
+    from engram.adapters.services import embedded_to_start, stop_embedded
+    from engram.cli.app import prepare_services
+    from engram.settings import get_settings
+
+    # The embedded servers this run starts it stops at the end, so the next run starts them with
+    # its own settings (ENGRAM_EMBEDDED_SHARED_BUFFERS); running ones are left alone.
+    started = embedded_to_start(get_settings())
+    prepare_services()
+    try:
+        return _run(args)
+    finally:
+        stop_embedded(get_settings(), started)
+
+
+def _run(args: argparse.Namespace) -> dict:
     from engram.adapters.embed import get_embedder, set_torch_threads
     from engram.adapters.llm.gateway import gateway_from_settings
     from engram.adapters.store.engine import get_engine
-    from engram.cli.app import prepare_services
     from engram.settings import get_settings
     from recall_latency import commit, machine
     from scale_measure import estimate, measure, report, sizes
 
-    prepare_services()
     settings = get_settings()
     embedder, gateway = get_embedder(settings), gateway_from_settings(settings)
     loader = Loader(get_engine())
