@@ -13,6 +13,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from engram.models.vector_index import EF_CONSTRUCTION_MAX, M_MAX, M_MIN, check_build_memory, check_build_params
 
 
+def size_mb(value: str) -> int | None:
+    """Megabytes of a size written like 512MB or 4GB; None for anything else."""
+    match = re.fullmatch(r"(\d+)([MG])B", value)
+    return int(match[1]) * (1024 if match[2] == "G" else 1) if match else None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ENGRAM_", env_file=".env", extra="ignore")
 
@@ -164,8 +170,7 @@ class Settings(BaseSettings):
     @field_validator("embedded_shared_buffers")
     @classmethod
     def _shared_buffers(cls, value: str) -> str:
-        match = re.fullmatch(r"(\d+)([MG])B", value)
-        if value != "auto" and (not match or int(match[1]) * (1024 if match[2] == "G" else 1) < 128):
+        if value != "auto" and (size_mb(value) or 0) < 128:
             raise ValueError(f"embedded_shared_buffers must be auto or a size of at least 128MB like 512MB or 4GB,"
                              f" got {value!r}")
         return value

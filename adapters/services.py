@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram.settings import Settings
+from engram.settings import Settings, size_mb
 import warnings
 
 
@@ -141,7 +141,7 @@ def shared_buffers_mb(settings: Settings) -> int:
     graphs alone are ~1.4 GB (bench/RESULTS.md "Scale")."""
     value = settings.embedded_shared_buffers
     if value != "auto":
-        return int(value[:-2]) * (1024 if value[-2] == "G" else 1)
+        return size_mb(value)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     with contextlib.suppress(OSError, ValueError):  # cgroup v2; "max" (no limit) raises ValueError
         memory = min(memory, int(Path("/sys/fs/cgroup/memory.max").read_text()))

@@ -41,6 +41,7 @@ import time
 import uuid
 from pathlib import Path
 
+from ingest_counts import embedded_counter, interval_costs, own_indexes, stored_keys, stored_vectors
 from ingest_floor import FloorProcess, prepare_floor, speed_probe, unique_texts
 from process_stats import TreeMemory, cpu_by_command, cpu_delta
 
@@ -85,7 +86,7 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
 
     client = EngramClient(app, timeout=600, local_reads=True)
     store = Store()
-    embedded_before, stored_before = _embedded_counter(), _stored_vectors()
+    embedded_before, stored_before = embedded_counter(), stored_vectors()
     started_at = time.time()  # the runs' finished_at (the workers' clock, this host's) is compared with it
     started = time.perf_counter()
     run_ids = []
@@ -125,80 +126,14 @@ def run_pipeline(app, docs, dataset: str, timeout: float = 7200, checkpoints: tu
     time.sleep(0.5)  # a batch task counts its texts just after storing them
     out = {"wall_s": round(wall, 3), "accept_s": round(accepted, 3), "docs_per_s": round(len(docs) / wall, 3),
            "llm_calls": int(row[2] or 0),
-           "texts": int(row[4] or 0), "texts_embedded": _embedded_counter() - embedded_before,
-           "vectors_stored": _stored_vectors() - stored_before,
+           "texts": int(row[4] or 0), "texts_embedded": embedded_counter() - embedded_before,
+           "vectors_stored": stored_vectors() - stored_before,
            "embedded_in_embed_and_load": int(row[3] or 0), "batches_in_embed_and_load": int(row[5] or 0),
            "sweeps_sent": sweeps, "own_indexes": own_indexes(dataset)}
     if checkpoints:
         out["checkpoints"] = {str(k): {"s": round(v, 3), "docs_per_s": round(k / v, 3)} for k, v in sorted(reached.items())}
         out["intervals"] = interval_costs(run_ids, sorted(reached.items()))
     return out
-
-
-def interval_costs(run_ids, reached: list[tuple[int, float]]) -> list[dict]:
-    """Per stretch between checkpoints (runs in the order they finished): documents/s in that
-    stretch and each stage's mean task seconds, so a cost that grows with the dataset shows as
-    a rising stage time, apart from the pipeline filling up at the start."""
-    from sqlalchemy import text
-
-    from engram.adapters.store import Store
-    from engram.pipelines.cognify.flow import ADD
-
-    with Store().unit_of_work() as uow:
-        rows = uow.conn.execute(text(
-            "WITH r AS (SELECT id, row_number() OVER (ORDER BY finished_at) AS n FROM pipeline_runs WHERE id = ANY(:r))"
-            " SELECT r.n, s.stage, extract(epoch FROM s.finished_at - s.started_at)"
-            " FROM r JOIN stage_runs s ON s.run_id = r.id"
-            " WHERE s.status = 'completed' AND s.started_at IS NOT NULL AND s.finished_at IS NOT NULL"),
-            {"r": run_ids}).all()
-    out, low, before = [], 0, 0.0
-    for mark, at in reached:
-        stages: dict[str, list[float]] = {}
-        for n, stage, seconds in rows:
-            if low < n <= mark:
-                stages.setdefault(stage, []).append(float(seconds))
-        out.append({"docs": f"{low + 1}-{mark}", "docs_per_s": round((mark - low) / max(1e-9, at - before), 3),
-                    "stage_mean_s": {k: round(sum(v) / len(v), 3) for k, v in stages.items() if k != ADD.name}})
-        low, before = mark, at
-    return out
-
-
-def own_indexes(dataset_name: str) -> list[str]:
-    """The vector tables on which the run's dataset has its own HNSW index (valid) at the end."""
-    from sqlalchemy import text
-
-    from engram.adapters.store import Store
-    from engram.adapters.store.vector_indexes import VECTOR_TABLES, index_name
-
-    with Store().unit_of_work() as uow:
-        ids = uow.conn.execute(text("SELECT id FROM datasets WHERE name = :n"), {"n": dataset_name}).scalars().all()
-        names = {index_name(t, d): t for t in VECTOR_TABLES for d in ids}
-        valid = uow.conn.execute(text("SELECT c.relname FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid"
-                                      " WHERE c.relname = ANY(:n) AND i.indisvalid"), {"n": sorted(names)}).scalars()
-        return sorted(names[n] for n in valid)
-
-
-def _embedded_counter() -> int:
-    """Texts the fleet embedded so far (batch tasks and embed_and_load count into Redis)."""
-    from engram.adapters.redis_client import get_redis
-    from engram.settings import get_settings
-    from engram.tasks.embedding import EMBEDDED_KEY
-
-    return int(get_redis().get(EMBEDDED_KEY + get_settings().embedding_model) or 0)
-
-
-def _stored_vectors() -> int:
-    from engram.adapters.store import Store
-
-    with Store().unit_of_work() as uow:
-        return uow.embeddings.counts()["vectors"]
-
-
-def stored_keys(keys, settings) -> int:
-    from engram.adapters.store import Store
-
-    with Store().unit_of_work() as uow:
-        return len(uow.embeddings.lookup(settings.embedding_model, settings.embedding_dimension, list(keys)))
 
 
 # ------------------------------------------------------------------ main
